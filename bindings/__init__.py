@@ -1,0 +1,4 @@
+"""Roost's public Python API, with the class and method names of HTCondor's
+``htcondor2`` bindings (``import bindings as htcondor`` ports a script written for
+HTCondor), and the ``roost`` command-line tool built on it.
+"""
