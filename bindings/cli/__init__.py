@@ -1,0 +1,38 @@
+"""The ``roost`` command-line tool: one subcommand per module in this package.
+
+``roost submit job.sub`` runs :mod:`bindings.cli.submit`; the HTCondor-style entry
+points (``condor_submit``, ``condor_status``, ...) run the same modules. Each module
+defines ``main(argv: list[str]) -> int``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: subcommand name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+}
+
+
+def _usage() -> str:
+    lines = ["usage: roost COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<10} {help_}" for name, (_, help_) in sorted(COMMANDS.items())]
+    return "\n".join(lines)
+
+
+def run(name: str, argv: list[str]) -> int:
+    """Run subcommand ``name`` with ``argv`` and return its exit status."""
+    if name not in COMMANDS:
+        print(f"roost: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "-help", "--help", "help"):
+        print(_usage())
+        return 0
+    return run(argv[0], argv[1:])
