@@ -1,0 +1,169 @@
+"""Regular-expression builtins: ``regexp``, ``regexpMember``, ``regexps``, ``replace``,
+``replaceAll`` and ``stringList_regexpMember``.
+
+Options are letters in a string: ``i`` ignore case, ``m`` multi-line anchors, ``s`` dot
+matches newline, ``x`` extended syntax, and for substitution ``f`` (return the whole
+target with the replacement made) and ``g`` (replace every match). Like HTCondor 25,
+the language builtins honour only lower-case letters; other letters are ignored.
+Case folding and ``\\w``/``\\d`` are ASCII-only, as in PCRE without UTF mode.
+"""
+
+from __future__ import annotations
+
+import re
+
+from classad.functions import builtin
+from classad.functions.stringlists import DEFAULT_DELIMITERS, string_list_items
+from classad.values import ERROR, UNDEFINED
+
+_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+def compile_pattern(pattern: str, options: str, any_case: bool = False) -> re.Pattern | None:
+    """The compiled pattern with the option letters applied, or None if it is invalid."""
+    letters = options.lower() if any_case else options
+    flags = re.ASCII
+    for letter, flag in _FLAGS.items():
+        if letter in letters:
+            flags |= flag
+    try:
+        return re.compile(pattern, flags)
+    except (re.error, OverflowError, RecursionError):
+        return None
+
+
+def _check_args(strings: list, options: object) -> object | None:
+    """The result for special or mistyped arguments, in HTCondor's order; None if all fine."""
+    given = strings + ([] if options is None else [options])
+    if any(v is ERROR for v in given):
+        return ERROR
+    if any(v is UNDEFINED for v in given):
+        return UNDEFINED
+    if options is not None and type(options) is not str:
+        return ERROR
+    if any(type(v) is not str for v in strings):
+        return ERROR
+    return None
+
+
+@builtin("regexp", 2, 3)
+def regexp(pattern: object, target: object, options: object = None) -> object:
+    """True when ``target`` contains a match for ``pattern``."""
+    bad = _check_args([pattern, target], options)
+    if bad is not None:
+        return bad
+    rx = compile_pattern(pattern, options or "")
+    return ERROR if rx is None else rx.search(target) is not None
+
+
+@builtin("regexpMember", 2, 3)
+def regexp_member(pattern: object, targets: object, options: object = None) -> object:
+    """True when some string in the list matches; undefined when none does but an
+    element was undefined; error for a non-string element reached before a match."""
+    bad = _check_args([pattern], options)
+    if bad is not None:
+        return bad
+    if targets is ERROR:
+        return ERROR
+    if targets is UNDEFINED:
+        return UNDEFINED
+    if type(targets) is not list:
+        return ERROR
+    rx = compile_pattern(pattern, options or "")
+    if rx is None:
+        return ERROR
+    saw_undefined = False
+    for target in targets:
+        if target is UNDEFINED:
+            saw_undefined = True
+        elif type(target) is not str:
+            return ERROR
+        elif rx.search(target):
+            return True
+    return UNDEFINED if saw_undefined else False
+
+
+def _substituter(name: str, forced: str) -> None:
+    def impl(pattern: object, target: object, replacement: object, options: object = None) -> object:
+        bad = _check_args([pattern, target, replacement], options)
+        if bad is not None:
+            return bad
+        letters = (options or "") + forced
+        rx = compile_pattern(pattern, letters)
+        if rx is None:
+            return ERROR
+        return substitute(rx, target, replacement, "f" in letters, "g" in letters)
+
+    builtin(name, 3, 4)(impl)
+
+
+_substituter("regexps", "")
+_substituter("replace", "f")
+_substituter("replaceAll", "fg")
+
+
+def substitute(rx: re.Pattern, target: str, replacement: str, full: bool, every: bool) -> object:
+    """Replace the first (or every) match, as HTCondor's PCRE loop does: without ``full``
+    only the expanded replacements are returned; an empty match at the very end of
+    the target in ``every`` mode is error (HTCondor runs off the string there)."""
+    out: list[str] = []
+    index, after_empty = 0, False
+    while True:
+        if after_empty:
+            m = rx.match(target, index)
+            if m is None or m.end() == index:
+                if index >= len(target):
+                    return ERROR
+                out.append(target[index])
+                index, after_empty = index + 1, False
+                continue
+        else:
+            m = rx.search(target, index)
+            if m is None:
+                break
+        if full:
+            out.append(target[index:m.start()])
+        expanded = expand_replacement(m, replacement)
+        if expanded is None:
+            return ERROR
+        out.append(expanded)
+        index, after_empty = m.end(), m.start() == m.end()
+        if not every:
+            break
+    if full:
+        out.append(target[index:])
+    return "".join(out)
+
+
+def expand_replacement(m: re.Match, replacement: str) -> str | None:
+    """``\\0``..``\\9`` replaced by the groups of ``m``; None for a group beyond the
+    highest one that took part in the match."""
+    groups = 1 + max((i for i in range(1, (m.re.groups or 0) + 1) if m.start(i) != -1), default=0)
+    out, i = [], 0
+    while i < len(replacement):
+        ch = replacement[i]
+        if ch == "\\" and i + 1 < len(replacement) and replacement[i + 1].isdigit() and replacement[i + 1].isascii():
+            n = int(replacement[i + 1])
+            if n >= groups:
+                return None
+            out.append(m.group(n) or "")
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@builtin("stringList_regexpMember", 2, 4)
+def string_list_regexp_member(pattern: object, items: object, delimiters: object = DEFAULT_DELIMITERS,
+                              options: object = "") -> object:
+    """True when an item of the delimited string list matches; undefined for an empty list."""
+    if any(type(v) is not str for v in (pattern, items, delimiters, options)):
+        return ERROR
+    entries = string_list_items(items, delimiters)
+    if not entries:
+        return UNDEFINED
+    rx = compile_pattern(pattern, options, any_case=True)
+    if rx is None:
+        return ERROR
+    return any(rx.search(entry) for entry in entries)
