@@ -148,11 +148,6 @@ def special_of(*values: object) -> object | None:
     return None
 
 
-def ascii_lower(s: str) -> str:
-    """Lower-case only the ASCII letters, as C's ``tolower`` does in the C locale."""
-    return s.translate(_LOWER)
-
-
 def ascii_upper(s: str) -> str:
     """Upper-case only the ASCII letters, as C's ``toupper`` does in the C locale."""
     return s.translate(_UPPER)
@@ -167,5 +162,4 @@ def from_utf8(b: bytes) -> str:
     return b.decode("utf-8", "surrogateescape")
 
 
-_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 _UPPER = {c + 32: c for c in range(ord("A"), ord("Z") + 1)}

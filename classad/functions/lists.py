@@ -4,11 +4,21 @@
 from __future__ import annotations
 
 from classad.functions import builtin
-from classad.functions.compare import add, compare, divide_real
+from classad.operators import arithmetic, identical, not_identical
+from classad.operators import compare as ordered_compare
 from classad.values import ERROR, UNDEFINED, is_classad
 
 _NUMBER_TYPES = (int, float, bool)
 _OPERATORS = ("<", "<=", "==", "!=", ">", ">=", "is", "isnt")
+
+
+def compare(op: str, a: object, b: object) -> object:
+    """``a op b`` for the operator names ``anyCompare`` accepts (``is``/``isnt`` included)."""
+    if op == "is":
+        return identical(a, b)
+    if op == "isnt":
+        return not_identical(a, b)
+    return ordered_compare(op, a, b)
 
 
 def _numbers(v: object) -> list | object:
@@ -26,7 +36,7 @@ def _numbers(v: object) -> list | object:
 def _total(numbers: list) -> object:
     total = numbers[0] if numbers else 0
     for n in numbers[1:]:
-        total = add(total, n)
+        total = arithmetic("+", total, n)
     return total
 
 
@@ -46,7 +56,7 @@ def list_avg(v: object) -> object:
     total = _total(numbers)
     if not numbers or total is ERROR:
         return total
-    return divide_real(total, len(numbers))
+    return arithmetic("/", total, float(len(numbers)))
 
 
 def _bound(name: str, op: str) -> None:

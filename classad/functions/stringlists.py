@@ -10,7 +10,8 @@ surrounding whitespace removed; empty items do not count.
 from __future__ import annotations
 
 from classad.functions import builtin
-from classad.functions.coercion import ascii_lower, real_to_int, strtod
+from classad.functions.coercion import real_to_int, strtod
+from classad.operators import fold_case
 from classad.values import ERROR, UNDEFINED
 
 DEFAULT_DELIMITERS = ", "
@@ -87,7 +88,7 @@ def _member(name: str, fold) -> None:
 
 
 _member("stringListMember", lambda s: s)
-_member("stringListIMember", ascii_lower)
+_member("stringListIMember", fold_case)
 
 
 @builtin("stringListsIntersect", 2, 3)
@@ -122,4 +123,4 @@ def _subset(name: str, fold) -> None:
 
 
 _subset("stringListSubsetMatch", lambda s: s)
-_subset("stringListISubsetMatch", ascii_lower)
+_subset("stringListISubsetMatch", fold_case)

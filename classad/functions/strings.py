@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from classad.functions import builtin
-from classad.functions.coercion import ascii_lower, ascii_upper, from_utf8, to_string, utf8
+from classad.functions.coercion import ascii_upper, from_utf8, to_string, utf8
+from classad.operators import fold_case
 from classad.values import ERROR, UNDEFINED, is_classad
 
 C_SPACE = " \t\n\v\f\r"
@@ -97,7 +98,7 @@ def _changer(name: str, change) -> None:
 
 
 _changer("toUpper", ascii_upper)
-_changer("toLower", ascii_lower)
+_changer("toLower", fold_case)
 
 
 def _comparer(name: str, fold) -> None:
@@ -114,7 +115,7 @@ def _comparer(name: str, fold) -> None:
 
 
 _comparer("strcmp", lambda s: s)
-_comparer("stricmp", ascii_lower)
+_comparer("stricmp", fold_case)
 
 
 @builtin("split", 1, 2)
