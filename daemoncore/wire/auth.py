@@ -1,0 +1,67 @@
+"""Who is calling: the bearer token of a request, checked against the route's
+authorization level (401 without a valid token, 403 when the level is too low).
+
+The token check itself belongs to ``daemoncore.security``; a server is handed a
+``verify(token) -> identity`` callable and an identity answers ``allows(level)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from daemoncore.wire.errors import Forbidden, Unauthenticated
+
+TokenVerifier = Callable[[str], object]
+
+NO_TOKEN = (
+    "this request needs a token with {level} authorization; "
+    "set ROOST_TOKEN or create one with `roost token create`"
+)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or ``None``."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def authenticate(authorization: str | None, verify: TokenVerifier | None, level: str) -> object:
+    """The identity behind the request's token.
+
+    Raises:
+        Unauthenticated: no token, or ``verify`` rejects it, or the daemon has no key.
+    """
+    token = bearer_token(authorization)
+    if token is None:
+        raise Unauthenticated(NO_TOKEN.format(level=level))
+    if verify is None:
+        raise Unauthenticated("this daemon has no signing key and accepts no tokens")
+    try:
+        return verify(token)
+    except Exception as exc:  # any failure of the verifier means "not authenticated"
+        raise Unauthenticated(f"token rejected: {exc}") from None
+
+
+def require_level(identity: object, level: str, action: str) -> None:
+    """Check that ``identity`` holds ``level`` for ``action``.
+
+    Raises:
+        Forbidden: the identity's scopes do not reach ``level``.
+    """
+    if not identity.allows(security_level(level)):
+        who = getattr(identity, "subject", None) or str(identity)
+        raise Forbidden(f"{who} lacks {level} authorization, which {action} needs")
+
+
+def security_level(name: str) -> object:
+    """The ``daemoncore.security.AuthorizationLevel`` named ``name`` (the name itself
+    while that module is not there)."""
+    try:
+        from daemoncore.security import AuthorizationLevel
+    except ImportError:
+        return name
+    return AuthorizationLevel[name]

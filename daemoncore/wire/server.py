@@ -1,0 +1,298 @@
+"""The server side of the wire: a ``twisted.web`` resource that dispatches requests
+to handlers by route, checks tokens, answers JSON or streams NDJSON, and turns every
+failure into a JSON error so that no request can crash the daemon."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from urllib.parse import unquote
+
+from attrs import field, frozen
+from twisted.internet import task
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+from twisted.web import server
+from twisted.web.resource import Resource
+
+from daemoncore.wire import auth
+from daemoncore.wire.errors import ApiError, MethodNotAllowed, NotFound, TooLarge
+from daemoncore.wire.ndjson import encode_line
+from daemoncore.wire.request_body import parse_json_object
+from daemoncore.wire.route import Route
+
+JSON_TYPE = b"application/json"
+NDJSON_TYPE = b"application/x-ndjson"
+MAX_BODY_BYTES = 16 * 1024 * 1024
+IDLE_TIMEOUT_SECONDS = 60
+STREAM_CHUNK_BYTES = 64 * 1024
+
+_log = Logger()
+
+
+@frozen
+class ApiRequest:
+    """What a handler sees: its route, path values, query arguments, body and caller."""
+
+    route: Route
+    params: dict[str, str]
+    query: dict[str, list[str]]
+    body: bytes = field(repr=False)
+    identity: object | None
+
+    def json(self) -> dict:
+        """The body as a JSON object.
+
+        Raises:
+            BadRequest: the body is not a JSON object.
+        """
+        return parse_json_object(self.body)
+
+    def require(self, level: str, action: str) -> None:
+        """Demand a higher level than the route's for part of what it does.
+
+        Raises:
+            Unauthenticated: the request had no identity.
+            Forbidden: the identity does not reach ``level``.
+        """
+        if self.identity is None:
+            raise auth.Unauthenticated(auth.NO_TOKEN.format(level=level))
+        auth.require_level(self.identity, level, action)
+
+
+@frozen
+class JsonReply:
+    """A JSON answer."""
+
+    body: object
+    status: int = 200
+
+
+@frozen
+class StreamReply:
+    """An NDJSON answer, one line per item, written as the iterable yields."""
+
+    items: Iterable[object]
+
+
+@frozen
+class BytesReply:
+    """A non-JSON answer such as Prometheus text."""
+
+    body: bytes
+    content_type: bytes
+
+
+Handler = Callable[[ApiRequest], "JsonReply | StreamReply | BytesReply | Deferred"]
+
+
+class ApiResource(Resource):
+    """Serves a set of routes; every answer is JSON, NDJSON or a handler's bytes."""
+
+    isLeaf = True
+
+    def __init__(
+        self,
+        handlers: Mapping[Route, Handler],
+        verify: auth.TokenVerifier | None,
+        cooperator: task.Cooperator | None = None,
+    ) -> None:
+        super().__init__()
+        self._handlers = dict(handlers)
+        self._verify = verify
+        self._cooperator = cooperator or task.Cooperator()
+
+    def render(self, request: server.Request) -> int:
+        """Answer ``request`` asynchronously; never raises."""
+        gone: list[bool] = []
+        request.notifyFinish().addErrback(lambda _: gone.append(True))
+        reply = maybeDeferred(self._dispatch, request)
+        reply.addCallback(self._send, request, gone)
+        reply.addErrback(self._send_failure, request, gone)
+        return server.NOT_DONE_YET
+
+    def _dispatch(self, request: server.Request):
+        path = unquote(request.path.decode("utf-8", "replace"))
+        method = request.method.decode("ascii", "replace").upper()
+        route, params = self._find(method, path)
+        identity = None
+        if route.level is not None:
+            header = request.getHeader(b"authorization")
+            identity = auth.authenticate(header.decode("latin-1") if header else None, self._verify, route.level)
+            auth.require_level(identity, route.level, route.name)
+        api_request = ApiRequest(
+            route=route,
+            params=params,
+            query={
+                key.decode("utf-8", "replace"): [v.decode("utf-8", "replace") for v in values]
+                for key, values in (request.args or {}).items()
+            },
+            body=request.content.read() if request.content is not None else b"",
+            identity=identity,
+        )
+        return self._handlers[route](api_request)
+
+    def _find(self, method: str, path: str) -> tuple[Route, dict[str, str]]:
+        other_methods = []
+        for route in self._handlers:
+            params = route.match(path)
+            if params is None:
+                continue
+            if route.method == method:
+                return route, params
+            other_methods.append(route.method)
+        if other_methods:
+            raise MethodNotAllowed(f"{path} answers {', '.join(sorted(other_methods))}, not {method}")
+        raise NotFound(f"no route {path}")
+
+    def _send(self, reply, request: server.Request, gone: list[bool]) -> None:
+        if gone:
+            return
+        if isinstance(reply, StreamReply):
+            self._stream(reply.items, request, gone)
+            return
+        if isinstance(reply, BytesReply):
+            _finish(request, 200, reply.content_type, reply.body)
+            return
+        _finish(request, reply.status, JSON_TYPE, json.dumps(reply.body).encode("utf-8"))
+
+    def _send_failure(self, failure: Failure, request: server.Request, gone: list[bool]) -> None:
+        if gone:
+            return
+        error = failure.value
+        if not isinstance(error, ApiError):
+            _log.failure("unexpected error answering {path}", failure, path=request.path)
+            error = ApiError(f"internal error answering {request.path.decode('utf-8', 'replace')}; see the daemon's log")
+        _finish(request, error.status, JSON_TYPE, json.dumps(error.body()).encode("utf-8"))
+
+    def _stream(self, items: Iterable[object], request: server.Request, gone: list[bool]) -> None:
+        request.setResponseCode(200)
+        request.setHeader(b"content-type", NDJSON_TYPE)
+        work = self._cooperator.cooperate(_write_lines(items, request, gone))
+        request.registerProducer(_TaskProducer(work), True)
+
+        def done(_):
+            if not gone:
+                request.unregisterProducer()
+                request.finish()
+
+        def broken(failure: Failure):
+            if gone:
+                return
+            _log.failure("stream of {path} broke off", failure, path=request.path)
+            request.unregisterProducer()
+            request.loseConnection()
+
+        work.whenDone().addCallbacks(done, broken)
+        request.notifyFinish().addErrback(lambda _: _stop_quietly(work))
+
+
+def _write_lines(items: Iterable[object], request: server.Request, gone: list[bool]):
+    """Write items as NDJSON lines in chunks, yielding between items so a long
+    answer shares the reactor."""
+    chunk: list[bytes] = []
+    size = 0
+    for item in items:
+        if gone:
+            return
+        line = encode_line(item)
+        chunk.append(line)
+        size += len(line)
+        if size >= STREAM_CHUNK_BYTES:
+            request.write(b"".join(chunk))
+            chunk, size = [], 0
+        yield None
+    if chunk and not gone:
+        request.write(b"".join(chunk))
+
+
+class _TaskProducer:
+    """Lets the transport's back-pressure pause and resume a cooperative task."""
+
+    def __init__(self, work: task.CooperativeTask) -> None:
+        self._work = work
+
+    def pauseProducing(self) -> None:
+        try:
+            self._work.pause()
+        except task.TaskFinished:
+            pass
+
+    def resumeProducing(self) -> None:
+        try:
+            self._work.resume()
+        except (task.TaskFinished, task.NotPaused):
+            pass
+
+    def stopProducing(self) -> None:
+        _stop_quietly(self._work)
+
+
+def _stop_quietly(work: task.CooperativeTask) -> None:
+    try:
+        work.stop()
+    except task.TaskFinished:
+        pass
+
+
+def _finish(request: server.Request, status: int, content_type: bytes, body: bytes) -> None:
+    request.setResponseCode(status)
+    request.setHeader(b"content-type", content_type)
+    request.setHeader(b"content-length", b"%d" % len(body))
+    request.write(body)
+    request.finish()
+
+
+class BoundedRequest(server.Request):
+    """A request that refuses a body above ``max_body`` bytes with a 413 before
+    reading it all, then closes the connection."""
+
+    max_body = MAX_BODY_BYTES
+
+    def gotLength(self, length: int | None) -> None:
+        self._body_bytes = 0
+        self._refused = False
+        if length is not None and length > self.max_body:
+            self._refuse(length)
+            return
+        super().gotLength(length)
+
+    def handleContentChunk(self, data: bytes) -> None:
+        if self._refused:
+            return
+        self._body_bytes += len(data)
+        if self._body_bytes > self.max_body:
+            self._refuse(self._body_bytes)
+            return
+        super().handleContentChunk(data)
+
+    def requestReceived(self, command: bytes, path: bytes, version: bytes) -> None:
+        if not self._refused:
+            super().requestReceived(command, path, version)
+
+    def _refuse(self, size: int) -> None:
+        self._refused = True
+        error = TooLarge(f"request body of {size} bytes or more exceeds the limit of {self.max_body} bytes")
+        body = json.dumps(error.body()).encode("utf-8")
+        self.channel.transport.write(
+            b"HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+        )
+        self.channel.loseConnection()
+
+
+def make_site(
+    resource: Resource,
+    max_body: int = MAX_BODY_BYTES,
+    timeout: float = IDLE_TIMEOUT_SECONDS,
+    clock=None,
+) -> server.Site:
+    """A ``Site`` serving ``resource`` with bounded bodies and an idle timeout."""
+    bounded = type("SiteBoundedRequest", (BoundedRequest,), {"max_body": max_body})
+    site = server.Site(
+        resource, requestFactory=bounded, parsePOSTFormSubmission=False, timeout=timeout, reactor=clock
+    )
+    site.displayTracebacks = False
+    site.noisy = False
+    return site
