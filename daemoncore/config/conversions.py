@@ -1,0 +1,69 @@
+"""Turn expanded config text into typed values: booleans, numbers, lists and durations."""
+
+from __future__ import annotations
+
+import re
+
+#: HTCondor's boolean words (compared in lower case)
+BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhdw])", re.IGNORECASE)
+_LIST_SEPARATOR = re.compile(r"[\s,]+")
+
+
+def to_bool(text: str) -> bool:
+    """``true``/``yes``/``1`` or ``false``/``no``/``0``, any case.
+
+    Raises:
+        ValueError: any other text.
+    """
+    try:
+        return BOOLEAN_WORDS[text.strip().lower()]
+    except KeyError:
+        raise ValueError("expected true/false, yes/no or 1/0") from None
+
+
+def to_int(text: str) -> int:
+    """A whole number (``300``, ``-1``, ``0x10``).
+
+    Raises:
+        ValueError: not a whole number.
+    """
+    try:
+        return int(text.strip(), 0)
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+
+
+def to_float(text: str) -> float:
+    """A number such as ``0.5`` or ``1e7``.
+
+    Raises:
+        ValueError: not a number.
+    """
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number") from None
+
+
+def to_list(text: str) -> list[str]:
+    """Items separated by commas and/or whitespace; empty items are dropped."""
+    return [item for item in _LIST_SEPARATOR.split(text.strip()) if item]
+
+
+def to_duration(text: str) -> float:
+    """Seconds from ``300``, ``2.5``, ``5m``, ``1h``, ``1d``, ``1h30m`` (units s, m, h, d, w).
+
+    Raises:
+        ValueError: not a number of seconds or a sequence of number-unit pairs.
+    """
+    compact = text.strip()
+    try:
+        return float(compact)
+    except ValueError:
+        pass
+    if not compact or _DURATION_PART.sub("", compact).strip():
+        raise ValueError("expected seconds or a duration such as 30s, 5m, 1h, 1d")
+    return sum(float(num) * DURATION_UNITS[unit.lower()] for num, unit in _DURATION_PART.findall(compact))

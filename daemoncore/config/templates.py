@@ -1,0 +1,44 @@
+"""Roost's ``use CATEGORY : NAME`` templates: small named pieces of config text.
+
+``use ROLE : Personal`` is what a personal pool runs with: every daemon on one
+machine, on the loopback interface; its collector is found through the pool's
+address file, so it leaves ``COLLECTOR_HOST`` alone. Later roles add their daemons to
+``DAEMON_LIST``; the template text is read as if it stood at the ``use`` line.
+"""
+
+from __future__ import annotations
+
+from daemoncore.config.errors import ConfigError
+
+#: (CATEGORY, NAME) in upper case -> config text
+TEMPLATES: dict[tuple[str, str], str] = {
+    ("ROLE", "PERSONAL"): """
+        NETWORK_INTERFACE = 127.0.0.1
+        DAEMON_LIST = MASTER, COLLECTOR
+        START = true
+    """,
+    ("ROLE", "CENTRALMANAGER"): """
+        DAEMON_LIST = $(DAEMON_LIST:MASTER), COLLECTOR
+    """,
+    ("ROLE", "SUBMIT"): """
+        DAEMON_LIST = $(DAEMON_LIST:MASTER)
+    """,
+    ("ROLE", "EXECUTE"): """
+        DAEMON_LIST = $(DAEMON_LIST:MASTER)
+    """,
+}
+
+
+def template_text(category: str, name: str) -> str:
+    """The config text of template ``category : name`` (any case).
+
+    Raises:
+        ConfigError: no such template; the message lists the known ones.
+    """
+    key = (category.strip().upper(), name.strip().upper())
+    if key in TEMPLATES:
+        return TEMPLATES[key]
+    known = ", ".join(sorted(f"{c}:{n.title()}" for c, n in TEMPLATES if c == key[0])) or ", ".join(
+        sorted({c for c, _ in TEMPLATES}))
+    what = "templates" if any(c == key[0] for c, _ in TEMPLATES) else "categories"
+    raise ConfigError(f"unknown template 'use {key[0]} : {name.strip()}': known {what} are {known}")
