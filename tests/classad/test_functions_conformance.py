@@ -44,11 +44,15 @@ def _expr_tree_class():
 
 
 def _make_ad(text: str | None):
+    """The case's ad; read as a record expression while the ad text reader is missing."""
     if text is None:
         return None
     from classad.ad import ClassAd
 
-    return ClassAd(text)
+    try:
+        return ClassAd(text)
+    except ImportError:
+        return _expr_tree_class()(text).evaluate()
 
 
 def typed(value: object, evaluate_attr) -> dict:
