@@ -1,0 +1,154 @@
+"""The collector's store: ads by type, keyed by ``Name``, with private ads kept
+apart. Updates replace, invalidations delete by name or predicate, and an ad is
+gone once its ``ClassAdLifetime`` has passed on the injected clock.
+
+Nothing here does I/O; constraints arrive as predicates over the parsed ad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from attrs import define, field, frozen
+
+from collector.adtypes import ANY
+from collector.errors import AdRejected
+
+DEFAULT_LIFETIME_SECONDS = 900
+
+Predicate = Callable[[object], bool]
+
+
+@frozen
+class StoredAd:
+    """One ad as the collector holds it: the parsed ad for constraints, its JSON
+    form for answers, and when it expires."""
+
+    ad_type: str
+    name: str
+    ad: object = field(repr=False)
+    wire: dict = field(repr=False)
+    expires_at: float
+
+
+def wire_attribute(wire: dict, name: str) -> object:
+    """The value of attribute ``name`` in a JSON ad, names compared without case."""
+    if name in wire:
+        return wire[name]
+    lowered = name.lower()
+    for key, value in wire.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+def ad_name(wire: dict) -> str:
+    """The ``Name`` an ad is keyed by.
+
+    Raises:
+        AdRejected: the ad has no ``Name`` or it is not a string literal.
+    """
+    name = wire_attribute(wire, "Name")
+    if not isinstance(name, str) or not name or name.startswith("\\/Expr(") or name.startswith("/Expr("):
+        raise AdRejected(f"ad has no Name string attribute (found {name!r}); the collector keys ads by Name")
+    return name
+
+
+def ad_lifetime(wire: dict, default: float) -> float:
+    """The ad's ``ClassAdLifetime`` in seconds, or ``default`` when it has none.
+
+    Raises:
+        AdRejected: ``ClassAdLifetime`` is not a positive number.
+    """
+    lifetime = wire_attribute(wire, "ClassAdLifetime")
+    if lifetime is None:
+        return default
+    if isinstance(lifetime, bool) or not isinstance(lifetime, (int, float)) or lifetime <= 0:
+        raise AdRejected(f"ClassAdLifetime must be a positive number of seconds, got {lifetime!r}")
+    return float(lifetime)
+
+
+@define
+class AdStore:
+    """The live table of ads. Mutable by nature: daemons keep re-sending their ads."""
+
+    clock: object
+    default_lifetime: float = DEFAULT_LIFETIME_SECONDS
+    _public: dict[str, dict[str, StoredAd]] = field(factory=dict)
+    _private: dict[str, dict[str, StoredAd]] = field(factory=dict)
+
+    def update(self, ad_type: str, ad: object, wire: dict, private: bool = False) -> StoredAd:
+        """Store ``ad`` under its type and Name, replacing any earlier one.
+
+        Raises:
+            AdRejected: the ad has no string Name or a bad ClassAdLifetime.
+        """
+        if ad_type == ANY:
+            raise AdRejected("ads cannot be advertised as type Any; name their type")
+        stored = StoredAd(
+            ad_type=ad_type,
+            name=ad_name(wire),
+            ad=ad,
+            wire=wire,
+            expires_at=self.clock.seconds() + ad_lifetime(wire, self.default_lifetime),
+        )
+        self._table(private).setdefault(ad_type, {})[stored.name] = stored
+        return stored
+
+    def invalidate_names(self, ad_type: str, names: list[str]) -> int:
+        """Delete the ads of ``ad_type`` with these Names, public and private; the count."""
+        removed = 0
+        for table in (self._public, self._private):
+            of_type = table.get(ad_type, {})
+            for name in names:
+                if of_type.pop(name, None) is not None:
+                    removed += 1
+        return removed
+
+    def invalidate_matching(self, ad_type: str, predicate: Predicate) -> int:
+        """Delete the public ads of ``ad_type`` (every type for Any) that match, with
+        their private ads; the count of ads deleted."""
+        doomed = [(stored.ad_type, stored.name) for stored in self.query(ad_type, predicate)]
+        for kind, name in doomed:
+            self.invalidate_names(kind, [name])
+        return len(doomed)
+
+    def query(
+        self, ad_type: str, predicate: Predicate | None = None, limit: int | None = None, private: bool = False
+    ) -> Iterator[StoredAd]:
+        """The live ads of ``ad_type`` (every type for Any) that match ``predicate``,
+        at most ``limit`` of them, lazily over a snapshot taken now."""
+        if limit is not None and limit <= 0:
+            return
+        table = self._table(private)
+        kinds = list(table) if ad_type == ANY else [ad_type]
+        snapshot = [stored for kind in kinds for stored in list(table.get(kind, {}).values())]
+        now = self.clock.seconds()
+        found = 0
+        for stored in snapshot:
+            if stored.expires_at <= now or (predicate is not None and not predicate(stored.ad)):
+                continue
+            yield stored
+            found += 1
+            if limit is not None and found >= limit:
+                return
+
+    def expire(self) -> int:
+        """Drop every ad whose lifetime has passed; the count dropped."""
+        now = self.clock.seconds()
+        dropped = 0
+        for table in (self._public, self._private):
+            for kind, of_type in list(table.items()):
+                for name in [name for name, stored in of_type.items() if stored.expires_at <= now]:
+                    del of_type[name]
+                    dropped += 1
+                if not of_type:
+                    del table[kind]
+        return dropped
+
+    def counts(self, private: bool = False) -> dict[str, int]:
+        """How many ads of each type the store holds (expired ones not yet swept included)."""
+        return {kind: len(of_type) for kind, of_type in self._table(private).items() if of_type}
+
+    def _table(self, private: bool) -> dict[str, dict[str, StoredAd]]:
+        return self._private if private else self._public

@@ -1,0 +1,152 @@
+"""Tests for collector.store, driven by task.Clock."""
+
+import pytest
+from twisted.internet.task import Clock
+
+from collector.errors import AdRejected
+from collector.store import AdStore
+
+
+def machine(name, **attrs):
+    return {"MyType": "Machine", "Name": name, **attrs}
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def store(clock):
+    return AdStore(clock, default_lifetime=900)
+
+
+def put(store, ad_type, wire, private=False):
+    return store.update(ad_type, wire, wire, private=private)
+
+
+def names(stored_ads):
+    return sorted(stored.name for stored in stored_ads)
+
+
+def test_update_replaces_the_ad_with_the_same_name(store):
+    """A second ad with the same Name replaces the first."""
+    put(store, "Machine", machine("slot1@a", Cpus=1))
+    put(store, "Machine", machine("slot1@a", Cpus=8))
+    [stored] = store.query("Machine")
+    assert stored.wire["Cpus"] == 8
+
+
+def test_types_are_kept_apart(store):
+    """Ads of different types with the same Name do not collide."""
+    put(store, "Machine", machine("x"))
+    put(store, "Scheduler", {"Name": "x"})
+    assert names(store.query("Machine")) == ["x"]
+    assert names(store.query("Any")) == ["x", "x"]
+
+
+def test_name_is_found_without_case(store):
+    """``name`` keys the ad as ``Name`` would."""
+    stored = put(store, "Generic", {"name": "lower"})
+    assert stored.name == "lower"
+
+
+@pytest.mark.parametrize("wire", [{}, {"Name": 3}, {"Name": ""}, {"Name": "\\/Expr(Machine)\\/"}])
+def test_ad_without_string_name_is_rejected(store, wire):
+    """An ad without a literal string Name cannot be stored."""
+    with pytest.raises(AdRejected, match="Name"):
+        put(store, "Machine", wire)
+
+
+def test_bad_lifetime_is_rejected(store):
+    """A non-positive ClassAdLifetime is refused with the value found."""
+    with pytest.raises(AdRejected, match="-5"):
+        put(store, "Machine", machine("a", ClassAdLifetime=-5))
+
+
+def test_private_ads_are_apart_from_public(store):
+    """A private ad is not seen by a public query and vice versa."""
+    put(store, "Machine", machine("slot1@a"))
+    put(store, "Machine", machine("slot1@a", ClaimId="secret"), private=True)
+    assert "ClaimId" not in next(store.query("Machine")).wire
+    assert next(store.query("Machine", private=True)).wire["ClaimId"] == "secret"
+
+
+def test_ad_expires_exactly_at_its_lifetime(store, clock):
+    """An ad is visible just before its ClassAdLifetime and gone at it."""
+    put(store, "Machine", machine("a", ClassAdLifetime=60))
+    clock.advance(59.9)
+    assert names(store.query("Machine")) == ["a"]
+    clock.advance(0.1)
+    assert names(store.query("Machine")) == []
+
+
+def test_default_lifetime_applies_without_classadlifetime(store, clock):
+    """An ad without ClassAdLifetime lives for the store's default."""
+    put(store, "Machine", machine("a"))
+    clock.advance(899)
+    assert store.expire() == 0
+    clock.advance(1)
+    assert store.expire() == 1
+    assert store.counts() == {}
+
+
+def test_reupdate_extends_life(store, clock):
+    """Re-advertising an ad starts its lifetime again."""
+    put(store, "Machine", machine("a", ClassAdLifetime=60))
+    clock.advance(50)
+    put(store, "Machine", machine("a", ClassAdLifetime=60))
+    clock.advance(50)
+    assert names(store.query("Machine")) == ["a"]
+
+
+def test_expire_sweeps_private_ads_too(store, clock):
+    """Expiry drops private ads past their lifetime."""
+    put(store, "Machine", machine("a", ClassAdLifetime=10), private=True)
+    clock.advance(10)
+    assert store.expire() == 1
+    assert store.counts(private=True) == {}
+
+
+def test_invalidate_by_name_removes_public_and_private(store):
+    """Invalidating a Name removes both the public and the private ad."""
+    put(store, "Machine", machine("a"))
+    put(store, "Machine", machine("a"), private=True)
+    put(store, "Machine", machine("b"))
+    assert store.invalidate_names("Machine", ["a", "missing"]) == 2
+    assert names(store.query("Machine")) == ["b"]
+    assert names(store.query("Machine", private=True)) == []
+
+
+def test_invalidate_by_predicate(store):
+    """Invalidating by a predicate removes exactly the matching ads."""
+    for n in range(6):
+        put(store, "Machine", machine(f"m{n}", Cpus=n))
+    assert store.invalidate_matching("Machine", lambda ad: ad["Cpus"] % 2 == 0) == 3
+    assert names(store.query("Machine")) == ["m1", "m3", "m5"]
+
+
+def test_query_filters_and_limits(store):
+    """A query returns only matching ads, at most ``limit`` of them."""
+    for n in range(10):
+        put(store, "Machine", machine(f"m{n}", Cpus=n))
+    assert len(list(store.query("Machine", lambda ad: ad["Cpus"] >= 5))) == 5
+    assert len(list(store.query("Machine", lambda ad: ad["Cpus"] >= 5, limit=2))) == 2
+    assert list(store.query("Machine", limit=0)) == []
+
+
+def test_query_is_a_snapshot(store):
+    """Updates while a query is being read do not break the iteration."""
+    for n in range(5):
+        put(store, "Machine", machine(f"m{n}"))
+    seen = []
+    for stored in store.query("Machine"):
+        seen.append(stored.name)
+        put(store, "Machine", machine(f"new{len(seen)}"))
+    assert len(seen) == 5
+
+
+def test_any_cannot_be_advertised(store):
+    """Any is a query-only type."""
+    with pytest.raises(AdRejected, match="Any"):
+        put(store, "Any", machine("a"))
