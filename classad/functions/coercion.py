@@ -55,6 +55,11 @@ def real_to_int(x: float) -> int | object:
     return wrap_int(int(x))
 
 
+def whole_seconds(x: float) -> int:
+    """Seconds truncated to a 64-bit count, as a C ``time_t`` holds them (non-finite: 0)."""
+    return wrap_int(int(x)) if math.isfinite(x) else 0
+
+
 def to_int32(n: int) -> int:
     """Wrap an integer to a C ``int`` (32 bits), as HTCondor's time functions store it."""
     return ((n + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)

@@ -8,9 +8,11 @@ with the leading zero parts left out (``relTime(0)`` is ``00``).
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import time as _time
 
+from classad.functions.coercion import whole_seconds
 from classad.values import AbsTime
 
 _ABS = re.compile(
@@ -23,16 +25,21 @@ _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 def abstime_text(t: AbsTime) -> str:
     """``2020-01-01T00:00:00-00:00``: the time in its own offset, then the offset."""
-    moment = _EPOCH + datetime.timedelta(seconds=int(t.seconds) + t.offset)
+    try:
+        tm = _time.gmtime(whole_seconds(t.seconds) + t.offset)
+    except (OverflowError, OSError, ValueError):
+        return "%d" % whole_seconds(t.seconds)  # beyond the C library's calendar: just the seconds
     sign = "+" if t.offset > 0 else "-"
     off = abs(t.offset)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + "%s%02d:%02d" % (sign, off // 3600, (off % 3600) // 60)
+    return "%04d-%02d-%02dT%02d:%02d:%02d%s%02d:%02d" % (
+        tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+        sign, off // 3600, (off % 3600) // 60)
 
 
 def reltime_text(seconds: float) -> str:
     """``[-][D+][HH:][MM:]SS[.fff]``, leaving out leading parts that are zero."""
     sign = "-" if seconds < 0 else ""
-    secs = abs(seconds)
+    secs = abs(seconds) if math.isfinite(seconds) else 0.0
     whole = int(secs)
     millis = int(round((secs - whole) * 1000))
     days, rest = divmod(whole, 86400)
@@ -100,5 +107,4 @@ def parse_reltime_text(text: str) -> float | None:
     return None
 
 
-_EPOCH = datetime.datetime(1970, 1, 1)
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()

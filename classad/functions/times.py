@@ -8,11 +8,12 @@ whatever the process's time zone says (the conformance cases use UTC).
 
 from __future__ import annotations
 
+import math
 import time as _time
 
 from classad.functions import builtin
 from classad.functions.arithmetic import c_divide
-from classad.functions.coercion import real_to_int32, to_int32, to_integer
+from classad.functions.coercion import real_to_int32, to_int32, to_integer, whole_seconds
 from classad.functions.time_text import local_offset
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
@@ -52,7 +53,7 @@ def _offset_argument(z: object) -> object:
     if t is float:
         return real_to_int32(z)
     if t is RelTime:
-        return int(z.seconds)
+        return whole_seconds(z.seconds)
     return ERROR
 
 
@@ -74,10 +75,10 @@ def abs_time(*args: object) -> object:
     elif kind is float:
         secs = real_to_int32(t)
     elif kind is RelTime:
-        secs = int(t.seconds)
+        secs = whole_seconds(t.seconds)
     else:
         return ERROR
-    return AbsTime(secs, local_offset(secs) if offset is None else offset)
+    return AbsTime(secs, _local_offset_or_zero(secs) if offset is None else offset)
 
 
 @builtin("relTime", 1)
@@ -124,9 +125,10 @@ def _field_reader(name: str) -> None:
 
     def impl(v: object) -> object:
         if type(v) is AbsTime and name in _ABS_FIELDS:
-            return _ABS_FIELDS[name](_time.localtime(int(v.seconds)))
+            tm = _local_fields(v)
+            return ERROR if tm is None else _ABS_FIELDS[name](tm)
         if type(v) is RelTime and name in _REL_FIELDS:
-            return _REL_FIELDS[name](int(v.seconds))
+            return _REL_FIELDS[name](whole_seconds(v.seconds))
         return ERROR
 
     builtin(name, 1)(impl)
@@ -135,6 +137,20 @@ def _field_reader(name: str) -> None:
 for _name in ("getYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDayOfWeek",
               "getDays", "getHours", "getMinutes", "getSeconds"):
     _field_reader(_name)
+
+
+def _local_fields(t: AbsTime) -> _time.struct_time | None:
+    try:
+        return _time.localtime(whole_seconds(t.seconds))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _local_offset_or_zero(secs: int) -> int:
+    try:
+        return local_offset(secs)
+    except (OverflowError, OSError, ValueError):
+        return 0
 
 
 def _as_abstime(v: object) -> AbsTime | None:
@@ -148,16 +164,21 @@ def _as_abstime(v: object) -> AbsTime | None:
         return v
     else:
         return None
-    return AbsTime(secs, local_offset(secs))
+    return AbsTime(secs, _local_offset_or_zero(secs))
 
 
-def _wall_clock(t: AbsTime) -> _time.struct_time:
-    """The calendar fields of an absolute time in its own offset."""
-    return _time.gmtime(int(t.seconds) + t.offset)
+def _wall_clock(t: AbsTime) -> _time.struct_time | None:
+    """The calendar fields of an absolute time in its own offset (None if out of range)."""
+    try:
+        return _time.gmtime(whole_seconds(t.seconds) + t.offset)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
-def split_abstime(t: AbsTime) -> dict:
+def split_abstime(t: AbsTime) -> dict | None:
     tm = _wall_clock(t)
+    if tm is None:
+        return None
     return {"Type": "AbsoluteTime", "Year": tm.tm_year, "Month": tm.tm_mon, "Day": tm.tm_mday,
             "Hours": tm.tm_hour, "Minutes": tm.tm_min, "Seconds": tm.tm_sec, "Offset": t.offset}
 
@@ -165,7 +186,7 @@ def split_abstime(t: AbsTime) -> dict:
 def split_reltime(seconds: float) -> dict:
     """Days, hours, minutes and (real) seconds; a negative duration negates only the
     first part that is not zero."""
-    size = abs(seconds)
+    size = abs(seconds) if math.isfinite(seconds) else 0.0
     whole = int(size)
     parts = [whole // 86400, whole % 86400 // 3600, whole % 3600 // 60, whole % 60 + (size - whole)]
     if seconds < 0:
@@ -194,7 +215,8 @@ def split_time(v: object) -> object:
     if type(v) is RelTime:
         return make_ad(split_reltime(v.seconds))
     t = _as_abstime(v)
-    return ERROR if t is None else make_ad(split_abstime(t))
+    parts = None if t is None else split_abstime(t)
+    return ERROR if parts is None else make_ad(parts)
 
 
 @builtin("formatTime", 0, 2)
@@ -205,9 +227,10 @@ def format_time(*args: object) -> object:
         return _time.strftime("%c", _time.localtime(_now()))
     t = _as_abstime(args[0])
     fmt = args[1] if len(args) == 2 else "%c"
-    if t is None or type(fmt) is not str:
+    tm = None if t is None else _wall_clock(t)
+    if tm is None or type(fmt) is not str:
         return ERROR
-    return _strftime(fmt, _wall_clock(t))
+    return _strftime(fmt, tm)
 
 
 def _strftime(fmt: str, tm: _time.struct_time) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from classad.functions import builtin
-from classad.functions.coercion import to_integer, to_real, to_string
+from classad.functions.coercion import to_integer, to_real, to_string, whole_seconds
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime, is_classad
 
 
@@ -39,7 +39,7 @@ def to_bool(v: object) -> object:
     if t is int or t is float:
         return v != 0
     if t is RelTime:
-        return int(v.seconds) != 0
+        return whole_seconds(v.seconds) != 0
     if t is str:
         return {"true": True, "false": False}.get(v.lower() if v.isascii() else v, UNDEFINED)
     return ERROR
