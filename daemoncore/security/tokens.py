@@ -1,0 +1,173 @@
+"""Identity tokens: JWTs signed with the pool key (HS256), in the spirit of HTCondor's IDTOKENS.
+
+Claims: ``sub`` is ``user@domain``, ``scope`` lists authorization levels
+(``roost:/READ roost:/WRITE``), ``iss`` names the pool, ``iat`` and the optional
+``exp`` are Unix times, ``jti`` is a random id. Time is passed in as ``now``
+(daemons pass ``clock.seconds()``); only when it is None is the wall clock read.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterable
+
+import attrs
+import jwt
+
+from daemoncore.security.errors import (
+    MalformedTokenError,
+    TokenError,
+    TokenExpiredError,
+    TokenSignatureError,
+)
+from daemoncore.security.levels import AuthorizationLevel, parse_scope_claim, scope_claim
+
+ALGORITHM = "HS256"
+REQUIRED_CLAIMS = ("sub", "iss", "iat", "jti", "scope")
+_IDENTITY = re.compile(r"([^@\s]+)@([^@\s]+)")
+
+
+@attrs.frozen
+class Identity:
+    """Who a verified token speaks for, and the levels it was granted."""
+
+    user: str
+    domain: str
+    scopes: frozenset[AuthorizationLevel]
+    issuer: str | None = None
+    issued: float | None = None
+    expires: float | None = None
+    token_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``user@domain``, the form HTCondor uses for an authenticated user."""
+        return f"{self.user}@{self.domain}"
+
+    def allows(self, level: AuthorizationLevel) -> bool:
+        """True when some granted scope implies ``level`` (WRITE allows READ, and so on)."""
+        return any(scope.implies(level) for scope in self.scopes)
+
+
+def parse_identity(text: str) -> tuple[str, str]:
+    """Split ``alice@pool`` into ``("alice", "pool")``.
+
+    Raises:
+        ValueError: not of the form ``user@domain``.
+    """
+    match = _IDENTITY.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"identity {text!r} is not of the form user@domain (for example alice@pool)")
+    return match.group(1), match.group(2)
+
+
+def issue_token(key: bytes, identity: str, scopes: Iterable[AuthorizationLevel | str],
+                lifetime: float | None = None, issuer: str | None = None, *,
+                now: float | None = None) -> str:
+    """Sign a token for ``identity`` (``user@domain``) granting ``scopes``.
+
+    Args:
+        key: the pool signing key.
+        identity: ``user@domain``.
+        scopes: levels, or their names in any case; at least one.
+        lifetime: seconds until it expires; None for a token that never expires.
+        issuer: the pool's name (its ``TRUST_DOMAIN``); default the identity's domain.
+        now: the issue time (Unix seconds); None reads the wall clock.
+
+    Raises:
+        ValueError: a bad identity, no or unknown scopes, or a lifetime that is not positive.
+    """
+    _, domain = parse_identity(identity)
+    levels = [s if isinstance(s, AuthorizationLevel) else AuthorizationLevel.parse(s) for s in scopes]
+    if not levels:
+        raise ValueError("a token needs at least one scope: READ, WRITE, ADMINISTRATOR or DAEMON")
+    if lifetime is not None and lifetime <= 0:
+        raise ValueError(f"token lifetime {lifetime} is not positive: expected seconds > 0, or none")
+    issued = int(time.time() if now is None else now)
+    claims: dict[str, object] = {
+        "sub": identity.strip(), "iss": issuer or domain, "iat": issued,
+        "jti": uuid.uuid4().hex, "scope": scope_claim(levels),
+    }
+    if lifetime is not None:
+        claims["exp"] = issued + int(round(lifetime))
+    return jwt.encode(claims, key, algorithm=ALGORITHM)
+
+
+def verify_token(key: bytes, token: str, *, now: float | None = None,
+                 issuer: str | None = None) -> Identity:
+    """Check ``token``'s signature, claims and expiry and say whom it identifies.
+
+    Args:
+        key: the pool signing key.
+        token: the JWT text.
+        now: the current time (Unix seconds); None reads the wall clock.
+        issuer: if given, the token must have been issued by this pool.
+
+    Raises:
+        TokenSignatureError: not signed with ``key``.
+        TokenExpiredError: past its ``exp``.
+        MalformedTokenError: not a JWT, not HS256, or a claim is missing or wrong.
+    """
+    claims = _decode(token, key)
+    identity = _identity_from_claims(claims)
+    current = time.time() if now is None else now
+    if identity.expires is not None and current >= identity.expires:
+        raise TokenExpiredError(f"the token for {identity.name} expired at {_utc(identity.expires)}: "
+                                f"ask for a new one ('roost token create')")
+    if issuer is not None and identity.issuer != issuer:
+        raise TokenSignatureError(f"the token for {identity.name} was issued by {identity.issuer!r}, "
+                                  f"not by this pool ({issuer!r})")
+    return identity
+
+
+def read_unverified(token: str) -> Identity:
+    """What a token claims, without checking its signature or expiry (for listing tokens).
+
+    Raises:
+        MalformedTokenError: not a JWT, or a claim is missing or wrong.
+    """
+    return _identity_from_claims(_decode(token, None))
+
+
+def _decode(token: str, key: bytes | None) -> dict:
+    options = {"verify_signature": key is not None, "verify_exp": False, "verify_iat": False,
+               "verify_nbf": False, "require": list(REQUIRED_CLAIMS)}
+    try:
+        header = jwt.get_unverified_header(token)
+        if header.get("alg") != ALGORITHM:
+            raise MalformedTokenError(f"the token is signed with {header.get('alg')!r}: expected {ALGORITHM}")
+        return jwt.decode(token, key or b"", algorithms=[ALGORITHM], options=options)
+    except jwt.InvalidSignatureError:
+        raise TokenSignatureError("the token's signature does not match this pool's signing key") from None
+    except jwt.MissingRequiredClaimError as err:
+        raise MalformedTokenError(f"the token has no {err.claim!r} claim") from None
+    except jwt.InvalidTokenError as err:
+        raise MalformedTokenError(f"the text is not a valid token: {err}") from None
+
+
+def _identity_from_claims(claims: dict) -> Identity:
+    try:
+        user, domain = parse_identity(str(claims["sub"]))
+    except ValueError as err:
+        raise MalformedTokenError(f"the token's subject: {err}") from None
+    return Identity(
+        user=user, domain=domain, scopes=parse_scope_claim(claims["scope"]),
+        issuer=str(claims["iss"]), issued=_number(claims, "iat"),
+        expires=_number(claims, "exp") if "exp" in claims else None, token_id=str(claims["jti"]),
+    )
+
+
+def _number(claims: dict, name: str) -> float:
+    value = claims[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MalformedTokenError(f"the token's {name!r} claim is {value!r}: expected a Unix time")
+    return float(value)
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
+
+
+__all__ = ["Identity", "TokenError", "issue_token", "parse_identity", "read_unverified", "verify_token"]
