@@ -1,0 +1,127 @@
+"""The collector's HTTP handlers: advertise, invalidate and query ads, over the
+store; every bad input is a 400 that changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from daemoncore.wire import collector_routes as api
+from daemoncore.wire.adcodec import ad_from_json
+from daemoncore.wire.daemon_routes import METRICS
+from daemoncore.wire.errors import BadRequest
+from daemoncore.wire.metrics import metrics_handler
+from daemoncore.wire.request_body import reject_unknown, take, take_list_of
+from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
+
+from collector.adtypes import ANY, canonical_ad_type
+from collector.constraint import compile_constraint
+from collector.errors import AdRejected, ConstraintError
+from collector.metrics import CollectorMetrics
+from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
+
+
+class CollectorRoutes:
+    """Binds the collector's routes to one store."""
+
+    def __init__(self, store: AdStore, metrics: CollectorMetrics) -> None:
+        self._store = store
+        self._metrics = metrics
+
+    def handlers(self) -> dict:
+        """The route table for ``ApiResource``."""
+        return {
+            api.ADVERTISE: self.advertise,
+            api.INVALIDATE: self.invalidate,
+            api.QUERY: self.query,
+            METRICS: metrics_handler(self._metrics.registry),
+        }
+
+    def advertise(self, request: ApiRequest) -> JsonReply:
+        """Store every ad of the body, or none if any is bad."""
+        ad_type = _ad_type(request)
+        if ad_type == ANY:
+            raise BadRequest("ads cannot be advertised as type Any; name their type (e.g. Machine)")
+        body = request.json()
+        reject_unknown(body, {"ads", "private"})
+        ads = take(body, "ads", list)
+        private = take(body, "private", bool, False)
+        if len(ads) > api.MAX_ADS_PER_UPDATE:
+            raise BadRequest(f"$.ads: {len(ads)} ads is more than the {api.MAX_ADS_PER_UPDATE} one update may carry")
+        now = int(self._store.clock.seconds())
+        prepared = [self._prepare(ad_type, wire, f"$.ads[{index}]", now) for index, wire in enumerate(ads)]
+        for parsed, wire in prepared:
+            self._store.update(ad_type, parsed, wire, private=private)
+        self._metrics.updates.labels(ad_type).inc(len(prepared))
+        return JsonReply({"updated": len(prepared)})
+
+    def invalidate(self, request: ApiRequest) -> JsonReply:
+        """Delete ads by Name or by constraint."""
+        ad_type = _ad_type(request)
+        body = request.json()
+        reject_unknown(body, {"names", "constraint"})
+        if ("names" in body) == ("constraint" in body):
+            raise BadRequest("give exactly one of $.names (a list of Names) or $.constraint (an expression)")
+        if "names" in body:
+            names = take_list_of(body, "names", str)
+            kinds = [ad_type] if ad_type != ANY else list(self._store.counts())
+            removed = sum(self._store.invalidate_names(kind, names) for kind in kinds)
+        else:
+            removed = self._store.invalidate_matching(ad_type, _compile(take(body, "constraint", str)))
+        self._metrics.invalidations.labels(ad_type).inc(removed)
+        return JsonReply({"invalidated": removed})
+
+    def query(self, request: ApiRequest) -> StreamReply:
+        """Stream the matching ads, projected, as NDJSON."""
+        ad_type = _ad_type(request)
+        body = request.json()
+        reject_unknown(body, {"constraint", "projection", "limit", "private"})
+        constraint = take(body, "constraint", str, "true")
+        projection = take_list_of(body, "projection", str, [])
+        limit = take(body, "limit", int, None)
+        if limit is not None and limit < 0:
+            raise BadRequest(f"$.limit: must be 0 or more, got {limit}")
+        private = take(body, "private", bool, False)
+        if private:
+            request.require("DAEMON", "reading private ads")
+        predicate = _compile(constraint)
+        self._metrics.queries.labels(ad_type).inc()
+        found = self._store.query(ad_type, predicate, limit, private=private)
+        return StreamReply(_projected(found, projection))
+
+    def _prepare(self, ad_type: str, wire: object, where: str, now: int) -> tuple[object, dict]:
+        if not isinstance(wire, dict):
+            raise BadRequest(f"{where}: a ClassAd must be a JSON object, got {type(wire).__name__}")
+        wire = dict(wire)
+        if wire_attribute(wire, "MyType") is None:
+            wire["MyType"] = ad_type
+        wire["LastHeardFrom"] = now
+        try:
+            ad_name(wire)
+            ad_lifetime(wire, self._store.default_lifetime)
+        except AdRejected as exc:
+            raise BadRequest(f"{where}: {exc}") from None
+        return ad_from_json(wire, where), wire
+
+
+def _ad_type(request: ApiRequest) -> str:
+    try:
+        return canonical_ad_type(request.params["ad_type"])
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _compile(constraint: str):
+    try:
+        return compile_constraint(constraint)
+    except ConstraintError as exc:
+        raise BadRequest(f"$.constraint: {exc}") from None
+
+
+def _projected(found: Iterator[StoredAd], projection: list[str]) -> Iterator[dict]:
+    if not projection:
+        for stored in found:
+            yield stored.wire
+        return
+    wanted = {name.lower() for name in projection}
+    for stored in found:
+        yield {key: value for key, value in stored.wire.items() if key.lower() in wanted}

@@ -1,0 +1,15 @@
+"""The collector's routes, shared by the collector that serves them and every
+client (daemons advertising themselves, bindings and the CLI querying)."""
+
+from __future__ import annotations
+
+from daemoncore.wire.route import Route
+
+# body: {"ads": [ad, ...], "private": false}; answer: {"updated": n}
+ADVERTISE = Route("advertise", "POST", "/v1/ads/{ad_type}", level="DAEMON")
+# body: {"names": [...]} or {"constraint": "..."}; answer: {"invalidated": n}
+INVALIDATE = Route("invalidate", "POST", "/v1/ads/{ad_type}/invalidate", level="DAEMON")
+# body: {"constraint": "...", "projection": [...], "limit": n, "private": false}; answer: NDJSON ads
+QUERY = Route("query", "POST", "/v1/ads/{ad_type}/query", level="READ", streams=True)
+
+MAX_ADS_PER_UPDATE = 20_000

@@ -1,0 +1,172 @@
+"""Tests for collector.routes, served in memory."""
+
+import pytest
+
+READ = "alice@pool:READ"
+DAEMON = "startd@pool:DAEMON"
+
+
+def classad_ready() -> bool:
+    try:
+        import classad
+    except ImportError:
+        return False
+    return hasattr(classad, "ExprTree") and hasattr(classad, "parseOne")
+
+
+needs_classad = pytest.mark.skipif(not classad_ready(), reason="classad expressions not there yet")
+
+
+def slots(*names, **attrs):
+    return [{"Name": name, "Machine": name.split("@")[-1], **attrs} for name in names]
+
+
+def test_advertise_then_query_returns_the_ads(call):
+    """Ads advertised with a DAEMON token come back from a READ query."""
+    response = call("/v1/ads/Startd", {"ads": slots("slot1@a", "slot2@a", Cpus=4)})
+    assert (response.status, response.json()) == (200, {"updated": 2})
+    response = call("/v1/ads/Machine/query", {}, token=READ)
+    assert response.status == 200
+    ads = response.lines()
+    assert sorted(ad["Name"] for ad in ads) == ["slot1@a", "slot2@a"]
+    assert all(ad["MyType"] == "Machine" and ad["Cpus"] == 4 for ad in ads)
+
+
+def test_collector_stamps_last_heard_from(call, clock):
+    """Each stored ad carries LastHeardFrom, the collector's time of receipt."""
+    clock.advance(1234)
+    call("/v1/ads/Machine", {"ads": slots("a")})
+    [ad] = call("/v1/ads/Machine/query", token=READ).lines()
+    assert ad["LastHeardFrom"] == 1234
+
+
+def test_read_token_cannot_advertise(call):
+    """Advertising needs DAEMON: a READ token gets 403 and nothing is stored."""
+    response = call("/v1/ads/Machine", {"ads": slots("a")}, token=READ)
+    assert response.status == 403
+    assert call("/v1/ads/Machine/query", token=READ).lines() == []
+
+
+def test_query_without_token_is_401(call):
+    """A query with no token is refused with 401."""
+    assert call("/v1/ads/Machine/query", {}, token=None).status == 401
+
+
+def test_one_bad_ad_stores_none(call):
+    """An update with one bad ad is a 400 naming it, and changes nothing."""
+    response = call("/v1/ads/Machine", {"ads": slots("a") + [{"Cpus": 1}]})
+    assert response.status == 400
+    assert response.json()["message"].startswith("$.ads[1]: ad has no Name")
+    assert call("/v1/ads/Machine/query", token=READ).lines() == []
+
+
+@pytest.mark.parametrize(
+    "body, fragment",
+    [({"ads": "nope"}, "$.ads: expected a list"),
+     ({"ads": [3]}, "$.ads[0]: a ClassAd must be a JSON object"),
+     ({"ads": [], "privat": True}, "$.privat: unknown field"),
+     ({"ads": [{"Name": "a", "ClassAdLifetime": "long"}]}, "ClassAdLifetime must be a positive number")],
+)
+def test_malformed_updates_get_400s_that_say_why(call, body, fragment):
+    """Malformed update bodies are 400s naming the field."""
+    response = call("/v1/ads/Machine", body)
+    assert response.status == 400
+    assert fragment in response.json()["message"]
+
+
+def test_bad_ad_type_and_any_are_refused(call):
+    """Ad types must be names, and Any cannot be advertised."""
+    assert call("/v1/ads/no-such!/query", {}, token=READ).status == 400
+    assert call("/v1/ads/Any", {"ads": slots("a")}).status == 400
+
+
+def test_private_ads_need_daemon_level(call):
+    """Private ads are stored apart and readable only with a DAEMON token."""
+    call("/v1/ads/Machine", {"ads": slots("a")})
+    call("/v1/ads/Machine", {"ads": slots("a", ClaimId="secret"), "private": True})
+    assert "ClaimId" not in call("/v1/ads/Machine/query", {}, token=READ).lines()[0]
+    assert call("/v1/ads/Machine/query", {"private": True}, token=READ).status == 403
+    [ad] = call("/v1/ads/Machine/query", {"private": True}, token=DAEMON).lines()
+    assert ad["ClaimId"] == "secret"
+
+
+def test_projection_and_limit(call):
+    """A projection keeps only the named attributes (any case); limit caps the count."""
+    call("/v1/ads/Machine", {"ads": slots(*[f"s{n}@a" for n in range(10)], Cpus=1, Memory=2)})
+    ads = call("/v1/ads/Machine/query", {"projection": ["name", "CPUS"], "limit": 3}, token=READ).lines()
+    assert len(ads) == 3
+    assert all(set(ad) == {"Name", "Cpus"} for ad in ads)
+
+
+def test_negative_limit_is_refused(call):
+    """A negative limit is a 400."""
+    assert call("/v1/ads/Machine/query", {"limit": -1}, token=READ).status == 400
+
+
+def test_invalidate_by_name(call):
+    """Invalidating by Name removes that ad only."""
+    call("/v1/ads/Machine", {"ads": slots("a", "b")})
+    assert call("/v1/ads/Machine/invalidate", {"names": ["a"]}).json() == {"invalidated": 1}
+    assert [ad["Name"] for ad in call("/v1/ads/Machine/query", token=READ).lines()] == ["b"]
+
+
+def test_invalidate_needs_exactly_one_selector(call):
+    """Invalidation takes names or a constraint, not both or neither."""
+    assert call("/v1/ads/Machine/invalidate", {}).status == 400
+    assert call("/v1/ads/Machine/invalidate", {"names": [], "constraint": "true"}).status == 400
+
+
+def test_ads_expire_after_their_lifetime(call, clock):
+    """An ad is answered until its ClassAdLifetime passes, then not."""
+    call("/v1/ads/Machine", {"ads": slots("a", ClassAdLifetime=30)})
+    clock.advance(29)
+    assert len(call("/v1/ads/Machine/query", token=READ).lines()) == 1
+    clock.advance(1)
+    assert call("/v1/ads/Machine/query", token=READ).lines() == []
+
+
+def test_any_query_spans_types(call):
+    """A query of type Any returns ads of every type."""
+    call("/v1/ads/Machine", {"ads": slots("a")})
+    call("/v1/ads/Schedd", {"ads": [{"Name": "schedd@a"}]})
+    types = sorted(ad["MyType"] for ad in call("/v1/ads/Any/query", token=READ).lines())
+    assert types == ["Machine", "Scheduler"]
+
+
+def test_metrics_count_ads_and_updates(call):
+    """/metrics reports ads per type and the updates counted."""
+    call("/v1/ads/Machine", {"ads": slots("a", "b")})
+    text = call("/metrics", token=READ, method="GET").body.decode()
+    assert 'roost_collector_ads{private="false",type="Machine"} 2.0' in text
+    assert 'roost_collector_updates_total{type="Machine"} 2.0' in text
+
+
+@needs_classad
+def test_constraint_selects_ads(call):
+    """A constraint query returns only the ads it is true for."""
+    call("/v1/ads/Machine", {"ads": slots("small", Cpus=1) + slots("big", Cpus=16)})
+    ads = call("/v1/ads/Machine/query", {"constraint": "Cpus > 4"}, token=READ).lines()
+    assert [ad["Name"] for ad in ads] == ["big"]
+
+
+@needs_classad
+def test_expression_attributes_round_trip(call):
+    """An expression attribute travels as \\/Expr(...)\\/ and is evaluated by constraints."""
+    call("/v1/ads/Machine", {"ads": slots("a", Cpus=2, Double="\\/Expr(Cpus * 2)\\/")})
+    [ad] = call("/v1/ads/Machine/query", {"constraint": "Double == 4"}, token=READ).lines()
+    assert ad["Double"] == "\\/Expr(Cpus * 2)\\/"
+
+
+@needs_classad
+def test_bad_constraint_is_400_naming_the_parse_error(call):
+    """A constraint that does not parse is a 400 quoting it and the parser's complaint."""
+    response = call("/v1/ads/Machine/query", {"constraint": "Cpus >= (4"}, token=READ)
+    assert response.status == 400
+    assert "Cpus >= (4" in response.json()["message"]
+
+
+@needs_classad
+def test_invalidate_by_constraint(call):
+    """Invalidating by constraint removes exactly the matching ads."""
+    call("/v1/ads/Machine", {"ads": slots("small", Cpus=1) + slots("big", Cpus=16)})
+    assert call("/v1/ads/Machine/invalidate", {"constraint": "Cpus < 4"}).json() == {"invalidated": 1}
