@@ -12,6 +12,8 @@ import sys
 
 #: subcommand name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "config": ("bindings.cli.config", "print configuration values and where they were set"),
+    "token": ("bindings.cli.token", "create and list identity tokens"),
 }
 
 

@@ -21,14 +21,13 @@ from daemoncore.config import conversions
 from daemoncore.config.defaults import DEFAULTS
 from daemoncore.config.errors import ConfigError
 from daemoncore.config.expansion import Expander
-from daemoncore.config.origin import DEFAULT_ORIGIN, Origin
+from daemoncore.config.origin import DEFAULT_ORIGIN, ENVIRONMENT_SOURCE, Origin
 from daemoncore.config.reader import ConfigReader, FileReader, read_text_file
 from daemoncore.config.references import parse_value
 from daemoncore.config.table import Entry, MacroTable
 
 CONFIG_ENV = "ROOST_CONFIG"
 OVERRIDE_PREFIX = "_ROOST_"
-ENVIRONMENT_SOURCE = "<environment>"
 _T = TypeVar("_T")
 
 

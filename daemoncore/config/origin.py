@@ -6,6 +6,8 @@ import attrs
 
 #: the ``source`` of a built-in default
 DEFAULT_SOURCE = "<default>"
+#: the ``source`` of a ``_ROOST_<NAME>`` environment override
+ENVIRONMENT_SOURCE = "<environment>"
 
 
 @attrs.frozen
@@ -27,6 +29,8 @@ class Origin:
         """Say where the value was set, as ``roost config`` prints it after ``# ``."""
         if self.is_default:
             return "default"
+        if self.source == ENVIRONMENT_SOURCE:
+            return f"from environment variable {self.via}"
         where = f"at {self.source}" if self.line is None else f"at {self.source}, line {self.line}"
         return f"{where} ({self.via})" if self.via else where
 
