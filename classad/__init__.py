@@ -4,3 +4,81 @@ matching and the three text forms (new syntax, old syntax, JSON).
 The public names follow HTCondor's ``classad2`` module, so a script written for it
 runs unchanged after ``import classad``. Nothing here does I/O or networking.
 """
+
+from __future__ import annotations
+
+from typing import IO, Callable, Iterator
+
+from classad.ad import ClassAd
+from classad.errors import ClassAdParseError
+from classad.exprtree import ExprTree
+from classad.textforms import ParserType, parse_ads
+from classad.values import Value
+
+__all__ = [
+    "ClassAd", "ExprTree", "Value", "ParserType", "ClassAdParseError",
+    "parseAds", "parseOne", "parseNext", "quote", "unquote", "register",
+]
+
+
+def _text_of(input: "str | IO[str]") -> str:
+    if isinstance(input, str):
+        return input
+    if hasattr(input, "read"):
+        return input.read()
+    raise TypeError(f"expected text or a file, not {type(input).__name__}")
+
+
+def parseAds(input: "str | IO[str]", parser: ParserType = ParserType.Auto) -> Iterator[ClassAd]:
+    """Every ad in ``input`` (text or a file), in the given or detected form."""
+    return parse_ads(_text_of(input), parser)
+
+
+def parseOne(input: "str | IO[str]", parser: ParserType = ParserType.Auto) -> ClassAd:
+    """All ads in ``input`` merged into one (later attributes win)."""
+    merged = ClassAd()
+    for ad in parseAds(input, parser):
+        for entry in ad._attrs.values():
+            merged.set_expr(entry.name, entry.expr)
+    return merged
+
+
+def parseNext(input: "str | IO[str]", parser: ParserType = ParserType.Auto) -> ClassAd:
+    """The first ad in ``input``; raises StopIteration when there is none."""
+    return next(iter(parseAds(input, parser)))
+
+
+def quote(text: str) -> str:
+    """``text`` as a ClassAd string literal."""
+    from classad.unparse import quote_string
+    return quote_string(text)
+
+
+def unquote(text: str) -> str:
+    """The string value of a ClassAd string literal."""
+    from classad.parser import parse_expression
+    from classad.expr import Literal
+    node = parse_expression(text)
+    if type(node) is not Literal or type(node.value) is not str:
+        raise ClassAdParseError(f"not a string literal: {text!r}")
+    return node.value
+
+
+def register(function: Callable, name: str | None = None) -> None:
+    """Make a Python function callable from ClassAd expressions. It receives the
+    evaluated arguments as Python values and returns a Python value."""
+    from classad.convert import python_to_node, value_to_python
+    from classad.evaluate import compile_expr
+    from classad.functions import FUNCTIONS, Builtin
+    from classad.values import ERROR
+
+    def call(*args):
+        try:
+            result = function(*(value_to_python(a) for a in args))
+        except Exception:
+            return ERROR
+        node = python_to_node(result)
+        return compile_expr(node)(None) if not hasattr(node, "value") else node.value
+
+    fname = name or function.__name__
+    FUNCTIONS[fname.lower()] = Builtin(fname, call, 0, None)

@@ -71,26 +71,101 @@ def unparse_value(v: object) -> str:
 
 
 def format_abstime(t: AbsTime) -> str:
-    """ISO 8601 text of an absolute time in its own offset, e.g. ``2023-11-14T23:13:20+01:00``."""
-    import datetime
-
-    zone = datetime.timezone(datetime.timedelta(seconds=t.offset))
-    moment = datetime.datetime.fromtimestamp(int(t.seconds), zone)
-    sign = "+" if t.offset >= 0 else "-"
-    off = abs(t.offset)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + "%s%02d:%02d" % (sign, off // 3600, (off % 3600) // 60)
+    """ISO 8601 text of an absolute time in its own offset."""
+    from classad.functions.time_text import abstime_text
+    return abstime_text(t)
 
 
 def format_reltime(seconds: float) -> str:
-    """A duration as HTCondor prints it: ``[-][D+]HH:MM:SS[.fff]``."""
-    sign = "-" if seconds < 0 else ""
-    secs = abs(seconds)
-    whole = int(secs)
-    frac = secs - whole
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, s = divmod(rest, 60)
-    text = sign + (f"{days}+" if days else "") + "%02d:%02d:%02d" % (hours, minutes, s)
-    if frac:
-        text += ("%.3f" % frac)[1:]
-    return text
+    """A duration as HTCondor prints it (``[-][D+][HH:[MM:]]SS[.fff]``)."""
+    from classad.functions.time_text import reltime_text
+    return reltime_text(seconds)
+
+
+_RESERVED = frozenset({"true", "false", "undefined", "error", "is", "isnt", "parent"})
+
+
+def quote_name(name: str) -> str:
+    """An attribute name as it must be written: bare when it is a plain identifier,
+    else in single quotes."""
+    if name and (name[0].isalpha() or name[0] == "_") and name.isascii() \
+            and name.replace("_", "a").isalnum() and name.lower() not in _RESERVED:
+        return name
+    body = name.replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{body}'"
+
+
+_PRINTED_OP = {"=?=": "is", "=!=": "isnt"}
+
+
+def unparse_expr(node) -> str:
+    """The compact canonical text of an expression tree (HTCondor's one-line form)."""
+    from classad import expr as e
+
+    t = type(node)
+    if t is e.Literal:
+        return unparse_value(node.value)
+    if t is e.AttrRef:
+        return ("." if node.absolute else "") + quote_name(node.name)
+    if t is e.Binary:
+        op = _PRINTED_OP.get(node.op, node.op)
+        return f"{unparse_expr(node.left)} {op} {unparse_expr(node.right)}"
+    if t is e.Select:
+        return f"{unparse_expr(node.base)}.{node.name}"
+    if t is e.Subscript:
+        return f"{unparse_expr(node.base)}[{unparse_expr(node.index)}]"
+    if t is e.Unary:
+        return f" {node.op}{unparse_expr(node.operand)}"
+    if t is e.Paren:
+        return f"({unparse_expr(node.inner)})"
+    if t is e.Ternary:
+        return f"{unparse_expr(node.cond)} ? {unparse_expr(node.then)} : {unparse_expr(node.otherwise)}"
+    if t is e.Elvis:
+        return f"{unparse_expr(node.left)} ?: {unparse_expr(node.right)}"
+    if t is e.Call:
+        if node.is_folded:
+            return _unparse_folded(node)
+        return f"{node.name}({','.join(unparse_expr(a) for a in node.args)})"
+    if t is e.ListExpr:
+        if not node.items:
+            return "{  }"
+        return "{ " + ",".join(unparse_expr(i) for i in node.items) + " }"
+    if t is e.RecordExpr:
+        return unparse_record(node.entries)
+    from classad.ad import ClassAd
+
+    if isinstance(node, ClassAd):
+        return node.unparse()
+    raise TypeError(f"not an expression: {node!r}")
+
+
+def _unparse_folded(node) -> str:
+    """A time literal folded at parse time prints in its canonical form."""
+    if type(node.folded) is AbsTime:
+        return unparse_value(node.folded)
+    return f'{node.name}("{format_reltime(node.folded)}")'
+
+
+def unparse_record(entries) -> str:
+    """``[ a = 1; b = 2 ]`` from ``(name, expr)`` pairs."""
+    if not entries:
+        return "[  ]"
+    return "[ " + "; ".join(f"{quote_name(n)} = {unparse_expr(x)}" for n, x in entries) + " ]"
+
+
+def unparse_pretty(node, indent: int = 0) -> str:
+    """The indented form HTCondor's ``unparse()`` gives for list- and ad-valued
+    attributes: each nested list or ad on its own lines."""
+    from classad import expr as e
+
+    t = type(node)
+    if t is e.ListExpr:
+        pad = " " * (indent + 3)
+        inner = ",\n".join(pad + "   " + unparse_pretty(i, indent + 6) for i in node.items)
+        return f"\n{pad}{{\n{inner}\n{pad}}}"
+    if t is e.RecordExpr:
+        pad = " " * (indent + 4)
+        inner = ";\n".join(f"{pad}    {quote_name(n)} = {unparse_pretty(x, indent + 8)}"
+                           for n, x in node.entries)
+        return f"\n{pad}[\n{inner}\n{pad}]"
+    return unparse_expr(node)

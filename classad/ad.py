@@ -1,0 +1,200 @@
+"""The ClassAd: a case-insensitive mapping of attribute names to expressions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+
+from classad import expr as e
+from classad.evaluate import NOT_CONSTANT, compile_expr, context_for, evaluate_entry
+
+
+class Entry:
+    """One attribute: its name as first spelled, its expression, and either its
+    constant value (for literals) or its compiled closure, made on first use."""
+
+    __slots__ = ("name", "expr", "const", "compiled")
+
+    def __init__(self, name: str, expr) -> None:
+        self.name = name
+        self.expr = expr
+        self.const = expr.value if type(expr) is e.Literal else NOT_CONSTANT
+        self.compiled = None
+
+
+def _order(name: str) -> tuple[int, str]:
+    return (len(name), name.lower())
+
+
+class ClassAd(MutableMapping):
+    """A ClassAd, with the interface of HTCondor's ``classad2.ClassAd``.
+
+    Construct it from new-syntax text (``ClassAd('[ a = 1 ]')``) or a mapping.
+    Reading a key returns the Python value of a literal, else an :class:`ExprTree`;
+    :meth:`eval` evaluates. Attributes iterate in HTCondor's order: by name length,
+    then by name ignoring case.
+    """
+
+    __slots__ = ("_attrs", "parent")
+
+    def __init__(self, input: str | Mapping | None = None) -> None:
+        self._attrs: dict[str, Entry] = {}
+        self.parent: ClassAd | None = None
+        if input is None:
+            return
+        if isinstance(input, str):
+            from classad.textforms import parse_new_ad
+            parsed = parse_new_ad(input)
+            self._attrs = parsed._attrs
+        elif isinstance(input, Mapping):
+            for key, value in input.items():
+                self[key] = value
+        else:
+            raise TypeError(f"ClassAd() takes text or a mapping, not {type(input).__name__}")
+
+    @classmethod
+    def from_entries(cls, entries, parent: "ClassAd | None" = None) -> "ClassAd":
+        """An ad from ``(name, expr)`` pairs whose names are already distinct."""
+        ad = cls.__new__(cls)
+        ad._attrs = {name.lower(): Entry(name, x) for name, x in entries}
+        ad.parent = parent
+        return ad
+
+    # --- mapping protocol ---------------------------------------------------
+    def __getitem__(self, key: str):
+        from classad.convert import node_to_python
+        entry = self._attrs[key.lower()]
+        return node_to_python(entry.expr, self)
+
+    def __setitem__(self, key: str, value) -> None:
+        from classad.convert import python_to_node
+        if not isinstance(key, str):
+            raise TypeError("ClassAd attribute names are strings")
+        self.set_expr(key, python_to_node(value))
+
+    def set_expr(self, key: str, node) -> None:
+        """Store an expression tree under ``key`` (the first spelling is kept)."""
+        lkey = key.lower()
+        old = self._attrs.get(lkey)
+        self._attrs[lkey] = Entry(old.name if old is not None else key, node)
+
+    def __delitem__(self, key: str) -> None:
+        del self._attrs[key.lower()]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._attrs
+
+    def __iter__(self) -> Iterator[str]:
+        return (entry.name for entry in self._ordered())
+
+    def __len__(self) -> int:
+        return len(self._attrs)
+
+    def _ordered(self) -> list[Entry]:
+        return sorted(self._attrs.values(), key=lambda entry: _order(entry.name))
+
+    # --- evaluation ---------------------------------------------------------
+    def eval(self, attr: str):
+        """The value of attribute ``attr`` evaluated in this ad (KeyError if absent)."""
+        from classad.convert import value_to_python
+        if attr.lower() not in self._attrs:
+            raise KeyError(attr)
+        return value_to_python(self.evaluate(attr))
+
+    def evaluate(self, attr: str, target: "ClassAd | None" = None):
+        """The raw ClassAd value of ``attr`` (UNDEFINED if absent), optionally
+        against a target ad; this is what daemons call."""
+        from classad.evaluate import root_of
+        from classad.values import ERROR, UNDEFINED
+        entry = self._attrs.get(attr.lower())
+        if entry is None:
+            return UNDEFINED
+        ctx = context_for(self, None if target is None else root_of(target))
+        try:
+            return evaluate_entry(entry, ctx)
+        except RecursionError:
+            return ERROR
+
+    def lookup(self, attr: str):
+        """The expression stored under ``attr`` as an :class:`ExprTree`."""
+        from classad.exprtree import ExprTree
+        return ExprTree._wrap(self._attrs[attr.lower()].expr)
+
+    def expression(self, attr: str):
+        """The stored expression tree node of ``attr``, or None."""
+        entry = self._attrs.get(attr.lower())
+        return None if entry is None else entry.expr
+
+    def matches(self, other: "ClassAd") -> bool:
+        """True when ``other``'s Requirements accept this ad."""
+        from classad.matching import requirements_accept
+        return requirements_accept(other, self)
+
+    def symmetricMatch(self, other: "ClassAd") -> bool:
+        """True when each ad's Requirements accept the other."""
+        from classad.matching import symmetric_match
+        return symmetric_match(self, other)
+
+    def externalRefs(self, expr) -> list[str]:
+        """Attributes ``expr`` refers to that this ad does not define."""
+        from classad.references import references
+        return references(self, expr)[1]
+
+    def internalRefs(self, expr) -> list[str]:
+        """Attributes ``expr`` refers to that this ad defines."""
+        from classad.references import references
+        return references(self, expr)[0]
+
+    def flatten(self, expr):
+        """``expr`` with every reference this ad resolves replaced by its value."""
+        from classad.flatten import flatten
+        return flatten(self, expr)
+
+    # --- text forms ---------------------------------------------------------
+    def unparse(self) -> str:
+        """The one-line new-syntax text, ``[ a = 1; b = 2 ]``."""
+        from classad.unparse import unparse_record
+        return unparse_record([(entry.name, entry.expr) for entry in self._ordered()])
+
+    def printOld(self) -> str:
+        """The old syntax: one ``Name = expr`` line per attribute."""
+        from classad.textforms import print_old
+        return print_old(self)
+
+    def printJson(self) -> str:
+        """HTCondor's JSON form, expressions as ``"\\/Expr(...)\\/"`` strings."""
+        from classad.textforms import print_json
+        return print_json(self)
+
+    def __str__(self) -> str:
+        from classad.unparse import quote_name, unparse_expr
+        if not self._attrs:
+            return "[\n]\n"
+        body = ";\n".join(f"    {quote_name(x.name)} = {unparse_expr(x.expr)}" for x in self._ordered())
+        return f"[\n{body}\n]\n"
+
+    def __repr__(self) -> str:
+        return f"ClassAd({self.unparse()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClassAd):
+            return NotImplemented
+        return self.unparse_map() == other.unparse_map()
+
+    __hash__ = None  # mutable
+
+    def unparse_map(self) -> dict[str, str]:
+        from classad.unparse import unparse_expr
+        return {k: unparse_expr(x.expr) for k, x in self._attrs.items()}
+
+    def copy(self) -> "ClassAd":
+        ad = ClassAd.from_entries([(x.name, x.expr) for x in self._attrs.values()])
+        return ad
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+
+__all__ = ["ClassAd", "Entry", "compile_expr"]

@@ -1,0 +1,78 @@
+"""Converting between Python objects and ClassAd values or expression trees, the
+way HTCondor's ``classad2`` bindings convert them."""
+
+from __future__ import annotations
+
+import datetime
+
+from classad import expr as e
+from classad.values import ERROR, UNDEFINED, AbsTime, RelTime, Value
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def python_to_node(value):
+    """An expression tree for a Python value: literals, lists, dicts and ads."""
+    from classad.ad import ClassAd
+    from classad.exprtree import ExprTree
+
+    t = type(value)
+    if t in (int, float, str, bool) or isinstance(value, Value):
+        if t is int:
+            from classad.values import wrap_int
+            value = wrap_int(value)
+        return e.Literal(value)
+    if value is None:
+        return e.Literal(UNDEFINED)
+    if isinstance(value, ExprTree):
+        return value._node
+    if isinstance(value, ClassAd):
+        return e.RecordExpr(tuple((entry.name, entry.expr) for entry in value._ordered()))
+    if isinstance(value, dict):
+        from classad.transform import merge_entries
+        return e.RecordExpr(merge_entries((str(k), python_to_node(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        items = tuple(python_to_node(v) for v in value)
+        return e.ListExpr(items, e.depth_of(*items))
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.astimezone()
+        offset = int(value.utcoffset().total_seconds())
+        return e.Literal(AbsTime((value - _EPOCH).total_seconds(), offset))
+    if isinstance(value, datetime.timedelta):
+        return e.Literal(RelTime(value.total_seconds()))
+    if isinstance(value, (AbsTime, RelTime)):
+        return e.Literal(value)
+    raise TypeError(f"cannot store a {t.__name__} in a ClassAd")
+
+
+def value_to_python(value):
+    """A ClassAd value as the Python object ``classad2`` returns for it."""
+    t = type(value)
+    if t is list:
+        return [value_to_python(v) for v in value]
+    if t is AbsTime:
+        zone = datetime.timezone(datetime.timedelta(seconds=value.offset))
+        return datetime.datetime.fromtimestamp(value.seconds, zone)
+    if t is RelTime:
+        return value.seconds
+    return value
+
+
+def node_to_python(node, parent=None):
+    """What ``ad[key]`` returns: a literal's value, a list or ad built from literal
+    parts, or the :class:`ExprTree` itself."""
+    from classad.ad import ClassAd
+    from classad.exprtree import ExprTree
+
+    t = type(node)
+    if t is e.Literal:
+        return value_to_python(node.value)
+    if t is e.RecordExpr:
+        return ClassAd.from_entries(node.entries, parent=parent)
+    if t is e.ListExpr:
+        return [node_to_python(i, parent) for i in node.items]
+    return ExprTree._wrap(node)
+
+
+__all__ = ["python_to_node", "value_to_python", "node_to_python", "ERROR", "UNDEFINED"]

@@ -1,0 +1,132 @@
+"""Builtins that need more than their arguments' values: the scope they are
+evaluated in, or the unevaluated argument expressions (``ifThenElse`` must not
+evaluate the branch it does not take; ``unparse`` prints an attribute's expression).
+"""
+
+from __future__ import annotations
+
+from classad import expr as e
+from classad import operators as ops
+from classad.functions import builtin
+from classad.values import ERROR, UNDEFINED
+
+
+@builtin("ifThenElse", 3, lazy=True)
+def if_then_else(ctx, args):
+    cond = ops.truth(args[0](ctx))
+    if cond is True:
+        return args[1](ctx)
+    if cond is False:
+        return args[2](ctx)
+    return cond
+
+
+@builtin("debug", 1, lazy=True)
+def debug(ctx, args):
+    return args[0](ctx)
+
+
+@builtin("eval", 1, lazy=True)
+def eval_(ctx, args):
+    """Parse a string as an expression and evaluate it where ``eval`` was called."""
+    from classad.errors import ClassAdParseError
+    from classad.evaluate import compile_expr
+    from classad.parser import parse_expression
+
+    text = args[0](ctx)
+    if type(text) is not str:
+        return ERROR if text is UNDEFINED else text
+    try:
+        node = parse_expression(text)
+    except ClassAdParseError:
+        return ERROR
+    return compile_expr(node)(ctx)
+
+
+def _ads_in(value):
+    from classad.ad import ClassAd
+
+    return isinstance(value, ClassAd)
+
+
+@builtin("evalInEachContext", 2, lazy=True)
+def eval_in_each_context(ctx, args):
+    """The first argument evaluated with each ad of the list as its scope."""
+    ads = args[1](ctx)
+    if ads is UNDEFINED:
+        return UNDEFINED
+    if type(ads) is not list:
+        return ERROR
+    expr = args[0]
+    return [expr(ctx.frame_for(ad)) if _ads_in(ad) else (UNDEFINED if ad is UNDEFINED else ERROR)
+            for ad in ads]
+
+
+@builtin("countMatches", 2, lazy=True)
+def count_matches(ctx, args):
+    """How many ads of the list the first argument is true in."""
+    ads = args[1](ctx)
+    if ads is UNDEFINED:
+        return UNDEFINED
+    if type(ads) is not list:
+        return ERROR
+    expr = args[0]
+    count = 0
+    for ad in ads:
+        if _ads_in(ad) and ops.truth(expr(ctx.frame_for(ad))) is True:
+            count += 1
+    return count
+
+
+def _referenced_expression(ctx, node):
+    """The expression an attribute-reference argument names, or None."""
+    from classad.evaluate import find_entry
+
+    entry, _ = find_entry(ctx.scope, node.name.lower())
+    if entry is None and ctx.target_root is not None:
+        entry = ctx.target_root._attrs.get(node.name.lower())
+    return None if entry is None else entry.expr
+
+
+@builtin("unparse", 1, lazy=True)
+def unparse(ctx, args):
+    """The text of the expression of the attribute named by the argument."""
+    from classad.unparse import unparse_pretty
+
+    node = args[0].node
+    if type(node) is e.Select:
+        return ""
+    if type(node) is not e.AttrRef or node.absolute:
+        return ERROR
+    found = _referenced_expression(ctx, node)
+    if found is None:
+        return ""
+    return unparse_pretty(found)
+
+
+@builtin("unresolved", 1, 2, lazy=True)
+def unresolved(ctx, args):
+    """The attributes the named attribute's expression refers to that neither this ad
+    nor its enclosing ads define (comma-joined), or with a regex whether any match."""
+    from classad.references import unresolved_names
+
+    node = args[0].node
+    if type(node) is not e.AttrRef or node.absolute:
+        return ERROR
+    from classad.evaluate import find_entry
+
+    entry, holder = find_entry(ctx.scope, node.name.lower())
+    if entry is None:
+        return UNDEFINED
+    names = unresolved_names(holder, entry.expr)
+    if len(args) == 1:
+        return ",".join(names)
+    pattern = args[1](ctx)
+    if type(pattern) is not str:
+        return ERROR
+    import re
+    try:
+        regex = re.compile(pattern, re.IGNORECASE)
+    except re.error:
+        return ERROR
+    return any(regex.search(n) for n in names)

@@ -1,0 +1,82 @@
+"""Parsing ClassAd expressions: the grammar loaded once, errors turned into
+:class:`ClassAdParseError`, and a cache so each distinct text is parsed once."""
+
+from __future__ import annotations
+
+import functools
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from classad.errors import ClassAdParseError, context_at
+from classad.transform import ExprBuilder
+
+_PARSER = Lark.open("grammar.lark", rel_to=__file__, parser="lalr", lexer="contextual",
+                    transformer=ExprBuilder(), maybe_placeholders=True)
+
+#: Longer texts are refused before parsing.
+MAX_TEXT = 1 << 20
+
+_TOKEN_NAMES = {
+    "RPAR": "')'", "LPAR": "'('", "RSQB": "']'", "LSQB": "'['", "RBRACE": "'}'",
+    "LBRACE": "'{'", "SEMICOLON": "';'", "COMMA": "','", "COLON": "':'", "EQUAL": "'='",
+    "$END": "end of text",
+}
+
+
+def _describe_expected(expected) -> str:
+    names = sorted(_TOKEN_NAMES.get(e, e.lower()) for e in expected)
+    if len(names) > 6:
+        return ""
+    return "; expected " + ", ".join(names)
+
+
+def _convert(err: UnexpectedInput, text: str) -> ClassAdParseError:
+    pos = getattr(err, "pos_in_stream", None)
+    if pos is None:
+        pos = len(text)
+    context = context_at(text, min(pos, len(text)))
+    if isinstance(err, UnexpectedCharacters):
+        what = f"unexpected character {text[pos]!r}" if pos < len(text) else "unexpected end of text"
+        reason = what + _describe_expected(err.allowed or ())
+    elif isinstance(err, UnexpectedEOF):
+        reason = "unexpected end of text" + _describe_expected(err.expected)
+    elif isinstance(err, UnexpectedToken):
+        if err.token.type == "$END":
+            reason = "unexpected end of text"
+        else:
+            reason = f"unexpected {err.token!s}"
+        reason += _describe_expected(err.expected)
+    else:  # pragma: no cover - lark has no other kinds
+        reason = str(err)
+    line = getattr(err, "line", None)
+    column = getattr(err, "column", None)
+    if line in (None, -1):
+        line = text.count("\n", 0, pos) + 1
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return ClassAdParseError(reason, line, column, context)
+
+
+def _parse_uncached(text: str):
+    if len(text) > MAX_TEXT:
+        raise ClassAdParseError(f"expression text is {len(text)} characters long; the limit is {MAX_TEXT}")
+    try:
+        return _PARSER.parse(text)
+    except ClassAdParseError:
+        raise
+    except VisitError as err:
+        if isinstance(err.orig_exc, ClassAdParseError):
+            raise err.orig_exc from None
+        raise ClassAdParseError(str(err.orig_exc)) from None
+    except UnexpectedInput as err:
+        raise _convert(err, text) from None
+    except RecursionError:
+        raise ClassAdParseError("expression nested too deeply") from None
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_expression(text: str):
+    """The expression tree of ``text``; raises :class:`ClassAdParseError`."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected expression text, got {type(text).__name__}")
+    return _parse_uncached(text)

@@ -1,0 +1,430 @@
+"""The three text forms of an ad, both directions: new syntax (``[ a = 1 ]``), old
+syntax (one ``Name = expr`` per line, as ``condor_q -l`` prints) and HTCondor's
+JSON form (expressions as ``"\\/Expr(...)\\/"`` strings)."""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator
+
+from classad import expr as e
+from classad.errors import ClassAdParseError
+from classad.parser import parse_expression
+from classad.transform import merge_entries, parse_integer
+
+
+class ParserType(enum.Enum):
+    """The text forms, named as in ``classad2``."""
+
+    Auto = 0
+    Old = 1
+    New = 2
+    JSON = 3
+
+
+def _ad_from_record(node, text: str):
+    from classad.ad import ClassAd
+
+    if type(node) is not e.RecordExpr:
+        raise ClassAdParseError(f"expected an ad in new syntax ('[ name = value; ... ]'), got {text[:60]!r}")
+    return ClassAd.from_entries(node.entries)
+
+
+def parse_new_ad(text: str):
+    """One ad in new syntax."""
+    return _ad_from_record(parse_expression(text.strip()), text)
+
+
+# --- new syntax streams ------------------------------------------------------
+
+def split_new_ads(text: str) -> Iterator[str]:
+    """The texts of successive ``[ ... ]`` ads, honouring strings and comments."""
+    depth = 0
+    start = None
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            i = _skip_quoted(text, i)
+            continue
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if ch == "[":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth == 0:
+                yield text[start:i + 1]
+                start = None
+            elif depth < 0:
+                raise ClassAdParseError("unbalanced ']'")
+        elif depth == 0 and not ch.isspace():
+            raise ClassAdParseError(f"expected '[' to start an ad, found {text[i:i + 20]!r}")
+        i += 1
+    if depth > 0:
+        raise ClassAdParseError("unterminated ad: missing ']'")
+
+
+def _skip_quoted(text: str, i: int) -> int:
+    quote = text[i]
+    i += 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == quote:
+            return i + 1
+        i += 1
+    return i
+
+
+# --- old syntax --------------------------------------------------------------
+
+_SIMPLE_INT = re.compile(r"-?(0|[1-9][0-9]{0,17})\Z")
+_SIMPLE_STRING = re.compile(r'"([^"\\\x00-\x1f]*)"\Z')
+_WORDS = {"true": True, "false": False}
+
+
+def old_value_to_new(text: str) -> str:
+    """Rewrite old-syntax string literals for the new-syntax parser: in the old
+    syntax a backslash escapes only a double quote."""
+    if "\\" not in text:
+        return text
+    out = []
+    in_string = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if in_string and ch == "\\":
+            if text[i + 1:i + 2] == '"':
+                out.append('\\"')
+                i += 2
+                continue
+            out.append("\\\\")
+        else:
+            if ch == '"':
+                in_string = not in_string
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def parse_old_value(text: str):
+    """The expression tree of one old-syntax value; literals take a fast path."""
+    text = text.strip()
+    if _SIMPLE_INT.match(text):
+        return e.Literal(int(text))
+    m = _SIMPLE_STRING.match(text)
+    if m is not None and text.isascii():
+        return e.Literal(m.group(1))
+    word = _WORDS.get(text.lower())
+    if word is not None:
+        return e.Literal(word)
+    return parse_expression(old_value_to_new(text))
+
+
+def parse_old_line(line: str, lineno: int = 1):
+    """``(name, expr)`` of one old-syntax line ``Name = expr``."""
+    name, sep, value = line.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise ClassAdParseError(f"expected 'Name = value', got {line.strip()[:60]!r}", lineno, 1)
+    try:
+        return name, parse_old_value(value)
+    except ClassAdParseError as err:
+        column = len(line) - len(line.lstrip()) + 1 if err.column is None else \
+            line.index("=") + 1 + (err.column or 0)
+        raise ClassAdParseError(f"attribute {name}: {err.reason}", lineno, column, err.context) from None
+
+
+def parse_old_ads(text: str) -> Iterator:
+    """Ads in old syntax, separated by blank lines; ``#`` lines are comments."""
+    from classad.ad import ClassAd
+
+    pairs: list = []
+    seen_any = False
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip("\r")
+        stripped = line.strip()
+        if not stripped:
+            if pairs:
+                yield ClassAd.from_entries(merge_entries(pairs))
+                pairs = []
+            continue
+        seen_any = True
+        if stripped.startswith("#"):
+            continue
+        pairs.append(parse_old_line(line, lineno))
+    if pairs or (seen_any and not pairs and _only_comments(text)):
+        yield ClassAd.from_entries(merge_entries(pairs))
+
+
+def _only_comments(text: str) -> bool:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return bool(lines) and all(ln.startswith("#") for ln in lines)
+
+
+def print_old(ad) -> str:
+    from classad.unparse import unparse_expr
+
+    return "".join(f"{entry.name} = {unparse_expr(entry.expr)}\n" for entry in ad._ordered())
+
+
+# --- JSON ----------------------------------------------------------------------
+
+class _JsonReader:
+    """A reader for HTCondor's JSON ads, as lenient as HTCondor's: trailing commas,
+    C comments, ``true``/``false``/``null`` in any case and ``.5`` are accepted."""
+
+    MAX_DEPTH = 400
+    _NUMBER = re.compile(r"-?(0(?![0-9])|[1-9][0-9]*|(?=\.[0-9]))(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+    _WORD = re.compile(r"[A-Za-z]+")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def error(self, message: str) -> ClassAdParseError:
+        line = self.text.count("\n", 0, self.pos) + 1
+        column = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
+        from classad.errors import context_at
+        return ClassAdParseError(message, line, column, context_at(self.text, self.pos))
+
+    def skip(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            ch = text[self.pos]
+            if ch.isspace():
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                j = text.find("\n", self.pos)
+                self.pos = n if j < 0 else j
+            elif text.startswith("/*", self.pos):
+                j = text.find("*/", self.pos + 2)
+                if j < 0:
+                    raise self.error("unterminated comment")
+                self.pos = j + 2
+            else:
+                return
+
+    def peek(self) -> str:
+        self.skip()
+        return self.text[self.pos:self.pos + 1]
+
+    def expect(self, ch: str) -> None:
+        if self.peek() != ch:
+            found = self.text[self.pos:self.pos + 10] or "end of text"
+            raise self.error(f"expected {ch!r}, found {found!r}")
+        self.pos += 1
+
+    def at_end(self) -> bool:
+        return self.peek() == ""
+
+    def read_object(self, depth: int = 0):
+        if depth > self.MAX_DEPTH:
+            raise self.error("JSON nested too deeply")
+        self.expect("{")
+        pairs = []
+        while True:
+            ch = self.peek()
+            if ch == "}":
+                self.pos += 1
+                return e.RecordExpr(merge_entries(pairs), e.depth_of(*(x for _, x in pairs)))
+            if ch == ",":
+                self.pos += 1
+                continue
+            if ch != '"':
+                raise self.error("expected an attribute name in double quotes")
+            name, _ = self.read_string()
+            self.expect(":")
+            pairs.append((name, self.read_value(depth + 1)))
+            if self.peek() not in (",", "}"):
+                raise self.error("expected ',' or '}' after a value")
+
+    def read_array(self, depth: int):
+        if depth > self.MAX_DEPTH:
+            raise self.error("JSON nested too deeply")
+        self.expect("[")
+        items = []
+        while True:
+            ch = self.peek()
+            if ch == "]":
+                self.pos += 1
+                return e.ListExpr(tuple(items), e.depth_of(*items))
+            if ch == ",":
+                self.pos += 1
+                continue
+            items.append(self.read_value(depth + 1))
+            if self.peek() not in (",", "]"):
+                raise self.error("expected ',' or ']' after a value")
+
+    def read_value(self, depth: int):
+        ch = self.peek()
+        if ch == "{":
+            return self.read_object(depth)
+        if ch == "[":
+            return self.read_array(depth)
+        if ch == '"':
+            return self.read_string_value()
+        m = self._NUMBER.match(self.text, self.pos)
+        if m and m.group(0) and m.group(0) != "-":
+            self.pos = m.end()
+            return self.number(m.group(0))
+        m = self._WORD.match(self.text, self.pos)
+        if m:
+            word = m.group(0).lower()
+            literal = {"true": True, "false": False, "null": None}
+            if word in literal:
+                self.pos = m.end()
+                from classad.values import UNDEFINED
+                value = literal[word]
+                return e.Literal(UNDEFINED if value is None else value)
+        raise self.error(f"expected a JSON value, found {self.text[self.pos:self.pos + 10]!r}")
+
+    def number(self, text: str):
+        if "." in text or "e" in text or "E" in text:
+            return e.Literal(float(text))
+        return e.Literal(parse_integer(text))
+
+    _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+    def read_string(self) -> tuple[str, str]:
+        """The decoded string and its raw text between the quotes."""
+        self.expect('"')
+        start = self.pos
+        out = []
+        text = self.text
+        while True:
+            if self.pos >= len(text):
+                raise self.error("unterminated string")
+            ch = text[self.pos]
+            if ch == '"':
+                raw = text[start:self.pos]
+                self.pos += 1
+                return "".join(out), raw
+            if ch == "\\":
+                esc = text[self.pos + 1:self.pos + 2]
+                if esc == "u":
+                    digits = text[self.pos + 2:self.pos + 6]
+                    if not re.fullmatch(r"[0-9A-Fa-f]{4}", digits):
+                        raise self.error("\\u must be followed by four hex digits")
+                    out.append(chr(int(digits, 16)))
+                    self.pos += 6
+                    continue
+                if esc not in self._ESCAPES:
+                    raise self.error(f"unknown escape \\{esc}")
+                out.append(self._ESCAPES[esc])
+                self.pos += 2
+                continue
+            out.append(ch)
+            self.pos += 1
+
+    def read_string_value(self):
+        value, raw = self.read_string()
+        if raw.startswith("\\/Expr(") and raw.endswith(")\\/"):
+            inner = value[len("/Expr("):-len(")/")]
+            return parse_expression(inner)
+        return e.Literal(value)
+
+
+def parse_json_ads(text: str) -> Iterator:
+    """Ads in JSON: one object, or an array of objects."""
+    from classad.ad import ClassAd
+
+    reader = _JsonReader(text)
+    if reader.peek() == "[":
+        reader.pos += 1
+        while True:
+            ch = reader.peek()
+            if ch == "]":
+                reader.pos += 1
+                break
+            if ch == ",":
+                reader.pos += 1
+                continue
+            if ch == "":
+                raise reader.error("unterminated list of ads")
+            yield ClassAd.from_entries(reader.read_object().entries)
+        return
+    while not reader.at_end():
+        yield ClassAd.from_entries(reader.read_object().entries)
+
+
+def _json_string(s: str) -> str:
+    import json
+    return json.dumps(s, ensure_ascii=False).replace("/", "\\/")
+
+
+def node_to_json(node, indent: int = 1) -> str:
+    """The JSON text of one attribute's expression."""
+    from classad.unparse import unparse_expr
+    from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
+
+    t = type(node)
+    if t is e.Literal:
+        v = node.value
+        tv = type(v)
+        if tv is bool:
+            return "true" if v else "false"
+        if tv is int:
+            return str(v)
+        if tv is float and v == v and v not in (float("inf"), float("-inf")):
+            return repr(v)
+        if tv is str:
+            return _json_string(v)
+        if v is UNDEFINED:
+            return "null"
+        if v is ERROR or tv in (AbsTime, RelTime, float):
+            pass
+    elif t is e.ListExpr:
+        pad = "  " * (indent + 1)
+        if not node.items:
+            return "[\n" + "  " * indent + "]"
+        body = ",\n".join(pad + node_to_json(i, indent + 1) for i in node.items)
+        return "[\n" + body + "\n" + "  " * indent + "]"
+    elif t is e.RecordExpr:
+        return _json_object(node.entries, indent)
+    return _json_string("/Expr(" + unparse_expr(node) + ")/")
+
+
+def _json_object(entries, indent: int) -> str:
+    pad = "  " * (indent + 1)
+    if not entries:
+        return "{\n" + "  " * indent + "}"
+    body = ",\n".join(f"{pad}{_json_string(n)}: {node_to_json(x, indent + 1)}" for n, x in entries)
+    return "{\n" + body + "\n" + "  " * indent + "}"
+
+
+def print_json(ad) -> str:
+    return _json_object([(x.name, x.expr) for x in ad._ordered()], 0) + "\n"
+
+
+# --- dispatch ------------------------------------------------------------------
+
+def detect(text: str) -> ParserType:
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return ParserType.New
+    if stripped.startswith("{"):
+        return ParserType.JSON
+    return ParserType.Old
+
+
+def parse_ads(text: str, parser: ParserType = ParserType.Auto) -> Iterator:
+    """Every ad in ``text`` in the given (or detected) form."""
+    if parser is ParserType.Auto:
+        parser = detect(text)
+    if parser is ParserType.New:
+        return (parse_new_ad(chunk) for chunk in split_new_ads(text))
+    if parser is ParserType.JSON:
+        return parse_json_ads(text)
+    return parse_old_ads(text)
