@@ -1,8 +1,7 @@
 """ClassAds on the wire: HTCondor's JSON form, converted to and from ads in one place.
 
-Until the ``classad`` package offers ``parseOne(text, ParserType.JSON)`` and
-``printJson()``, an ad is kept as its JSON object; the checks here are the ones any
-JSON ad must pass either way.
+Ads are parsed with ``classad.parseOne(text, ParserType.JSON)`` and printed with
+``printJson()``; without the ``classad`` package an ad stays its JSON object.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ def ad_from_json(obj: object, where: str = "ad") -> object:
     if parse is None:
         return obj
     try:
-        return parse(json.dumps(obj))
+        return parse(_json_text(obj))
     except Exception as exc:  # the parser's own error type is not ours to know
         raise BadRequest(f"{where}: not a valid JSON ClassAd: {exc}") from None
 
@@ -39,6 +38,12 @@ def ad_to_json(ad: object) -> dict:
     if isinstance(ad, dict):
         return ad
     return json.loads(ad.printJson())
+
+
+def _json_text(obj: dict) -> str:
+    """JSON text with every ``/`` written ``\\/``, the escape HTCondor writes around
+    ``\\/Expr(...)\\/``; in JSON both spellings mean the same string."""
+    return json.dumps(obj, ensure_ascii=False).replace("/", "\\/")
 
 
 def _classad_json_parser():

@@ -2,13 +2,15 @@
 authorization level (401 without a valid token, 403 when the level is too low).
 
 The token check itself belongs to ``daemoncore.security``; a server is handed a
-``verify(token) -> identity`` callable and an identity answers ``allows(level)``.
+``verify(token) -> Identity`` callable (``token_verifier``) and an identity answers
+``allows(level)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from daemoncore.security import AuthorizationLevel, Identity, verify_token
 from daemoncore.wire.errors import Forbidden, Unauthenticated
 
 TokenVerifier = Callable[[str], object]
@@ -52,16 +54,15 @@ def require_level(identity: object, level: str, action: str) -> None:
     Raises:
         Forbidden: the identity's scopes do not reach ``level``.
     """
-    if not identity.allows(security_level(level)):
-        who = getattr(identity, "subject", None) or str(identity)
+    if not identity.allows(AuthorizationLevel[level]):
+        who = getattr(identity, "name", None) or str(identity)
         raise Forbidden(f"{who} lacks {level} authorization, which {action} needs")
 
 
-def security_level(name: str) -> object:
-    """The ``daemoncore.security.AuthorizationLevel`` named ``name`` (the name itself
-    while that module is not there)."""
-    try:
-        from daemoncore.security import AuthorizationLevel
-    except ImportError:
-        return name
-    return AuthorizationLevel[name]
+def token_verifier(key: bytes, clock, issuer: str | None = None) -> TokenVerifier:
+    """A verifier checking tokens against the pool's ``key`` at ``clock``'s time."""
+
+    def verify(token: str) -> Identity:
+        return verify_token(key, token, now=clock.seconds(), issuer=issuer)
+
+    return verify

@@ -8,7 +8,9 @@ from urllib.parse import quote, unquote
 
 from attrs import field, frozen
 
-AUTHORIZATION_LEVELS = ("READ", "WRITE", "ADMINISTRATOR", "DAEMON")
+from daemoncore.security import AuthorizationLevel
+
+AUTHORIZATION_LEVELS = tuple(level.name for level in AuthorizationLevel)
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 

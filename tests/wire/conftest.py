@@ -7,7 +7,8 @@ from twisted.internet.task import Clock
 
 from daemoncore.wire.in_memory import clock_cooperator
 from daemoncore.wire.server import ApiResource, make_site
-from toy_api import TOY_HANDLERS, stand_in_verify
+from daemoncore.wire.auth import token_verifier
+from toy_api import KEY, TOY_HANDLERS
 
 
 @pytest.fixture
@@ -17,7 +18,7 @@ def clock():
 
 @pytest.fixture
 def toy_resource(clock):
-    return ApiResource(TOY_HANDLERS, stand_in_verify, cooperator=clock_cooperator(clock))
+    return ApiResource(TOY_HANDLERS, token_verifier(KEY, clock), cooperator=clock_cooperator(clock))
 
 
 @pytest.fixture

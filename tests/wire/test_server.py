@@ -5,12 +5,13 @@ import json
 import pytest
 
 from daemoncore.wire.in_memory import encode_request, exchange
+from toy_api import token
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 5, 7, 9, 4096])
 def test_json_route_answers_in_any_chunking(toy_site, clock, chunk_size):
     """A request split into chunks of any size gets the handler's JSON answer."""
-    raw = encode_request("POST", "/v1/echo/hello", b'{"a": 1}', token="alice@pool:READ")
+    raw = encode_request("POST", "/v1/echo/hello", b'{"a": 1}', token=token("alice@pool", "READ"))
     response, _ = exchange(toy_site, raw, clock, chunk_size)
     assert response.status == 200
     assert response.json() == {"word": "hello", "body": {"a": 1}, "who": "alice@pool"}
@@ -26,24 +27,36 @@ def test_missing_token_is_401(toy_site, clock):
 
 def test_invalid_token_is_401_with_reason(toy_site, clock):
     """A token the verifier rejects is a 401 saying why."""
-    response, _ = exchange(toy_site, encode_request("POST", "/v1/echo/x", b"{}", token="garbage"), clock)
+    response, _ = exchange(toy_site, encode_request("POST", "/v1/echo/x", b"{}", token="garbage.not.jwt"), clock)
+    assert response.status == 401
+    assert "not a valid token" in response.json()["message"]
+
+
+def test_token_from_another_key_is_401(toy_site, clock):
+    """A well-formed token signed with another pool's key is refused."""
+    from daemoncore.security import issue_token
+
+    forged = issue_token(b"another-pool-key-0123456789abcdefgh", "mallory@pool", ["DAEMON"], now=0)
+    response, _ = exchange(toy_site, encode_request("POST", "/v1/admin", b"{}", token=forged), clock)
     assert response.status == 401
     assert "signature does not match" in response.json()["message"]
 
 
 def test_too_low_level_is_403(toy_site, clock):
     """A READ identity cannot call an ADMINISTRATOR route."""
-    response, _ = exchange(toy_site, encode_request("POST", "/v1/admin", b"{}", token="bob@pool:READ"), clock)
+    response, _ = exchange(toy_site, encode_request("POST", "/v1/admin", b"{}", token=token("bob@pool", "READ")), clock)
     assert response.status == 403
     assert response.json() == {
         "error": "forbidden", "message": "bob@pool lacks ADMINISTRATOR authorization, which admin needs",
     }
 
 
-def test_higher_level_satisfies_lower(toy_site, clock):
-    """A DAEMON identity may call an ADMINISTRATOR route."""
-    response, _ = exchange(toy_site, encode_request("POST", "/v1/admin", b"{}", token="d@pool:DAEMON"), clock)
-    assert response.status == 200
+def test_implied_level_satisfies_route(toy_site, clock):
+    """An ADMINISTRATOR identity may call a READ route, a DAEMON one may not administer."""
+    raw = encode_request("POST", "/v1/echo/x", b"{}", token=token("root@pool", "ADMINISTRATOR"))
+    assert exchange(toy_site, raw, clock)[0].status == 200
+    raw = encode_request("POST", "/v1/admin", b"{}", token=token("d@pool", "DAEMON"))
+    assert exchange(toy_site, raw, clock)[0].status == 403
 
 
 def test_unknown_path_is_404_and_wrong_method_405(toy_site, clock):
@@ -56,7 +69,7 @@ def test_unknown_path_is_404_and_wrong_method_405(toy_site, clock):
 
 def test_malformed_body_is_400(toy_site, clock):
     """A body that is not JSON is a 400 naming where it broke."""
-    raw = encode_request("POST", "/v1/echo/x", b"{nope", token="a@p:READ")
+    raw = encode_request("POST", "/v1/echo/x", b"{nope", token=token("a@p", "READ"))
     response, _ = exchange(toy_site, raw, clock)
     assert response.status == 400
     assert "line 1 column 2" in response.json()["message"]
@@ -80,7 +93,7 @@ def test_unexpected_exception_is_500_without_traceback(toy_site, clock):
 
 def test_stream_is_ndjson_lines(toy_site, clock):
     """A streaming route answers one JSON object per line."""
-    raw = encode_request("GET", "/v1/count?upto=2000", token="a@p:READ")
+    raw = encode_request("GET", "/v1/count?upto=2000", token=token("a@p", "READ"))
     response, _ = exchange(toy_site, raw, clock)
     assert response.status == 200
     assert response.headers["content-type"] == "application/x-ndjson"
@@ -89,7 +102,7 @@ def test_stream_is_ndjson_lines(toy_site, clock):
 
 def test_large_declared_body_is_413_and_closes(toy_site, clock):
     """A Content-Length above the limit is refused with 413 before the body is read."""
-    raw = encode_request("POST", "/v1/echo/x", b"x" * 5000, token="a@p:READ")
+    raw = encode_request("POST", "/v1/echo/x", b"x" * 5000, token=token("a@p", "READ"))
     response, transport = exchange(toy_site, raw, clock, chunk_size=100)
     assert response.status == 413
     assert response.json()["error"] == "too_large"
@@ -100,7 +113,7 @@ def test_large_chunked_body_is_413(toy_site, clock):
     """A chunked body that grows past the limit is refused with 413."""
     head = (
         b"POST /v1/echo/x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
-        b"Authorization: Bearer a@p:READ\r\n\r\n"
+        b"Authorization: Bearer " + token("a@p", "READ").encode() + b"\r\n\r\n"
     )
     chunk = b"%x\r\n%s\r\n" % (600, b"y" * 600)
     response, _ = exchange(toy_site, head + chunk + chunk + b"0\r\n\r\n", clock)
@@ -116,7 +129,7 @@ def test_two_requests_on_one_connection(toy_site, clock):
 
 def test_query_body_error_never_crashes_on_binary(toy_site, clock):
     """Arbitrary bytes as a body get a 400, not a crash."""
-    raw = encode_request("POST", "/v1/echo/x", bytes(range(256)), token="a@p:READ")
+    raw = encode_request("POST", "/v1/echo/x", bytes(range(256)), token=token("a@p", "READ"))
     response, _ = exchange(toy_site, raw, clock)
     assert response.status == 400
     json.loads(response.body)

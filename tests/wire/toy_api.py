@@ -1,12 +1,12 @@
-"""A toy API for wire tests: a few routes, their handlers and a stand-in token verifier."""
+"""A toy API for wire tests: a few routes, their handlers and tokens signed with a toy key."""
 
 from __future__ import annotations
 
-from attrs import frozen
 from twisted.internet.task import Clock
 
 from daemoncore.wire.errors import BadRequest
-from daemoncore.wire.route import AUTHORIZATION_LEVELS, Route
+from daemoncore.security import issue_token
+from daemoncore.wire.route import Route
 from daemoncore.wire.server import JsonReply, StreamReply
 
 ECHO = Route("echo", "POST", "/v1/echo/{word}", level="READ")
@@ -16,28 +16,16 @@ BROKEN = Route("broken", "GET", "/v1/broken", level=None)
 REFUSE = Route("refuse", "GET", "/v1/refuse", level=None)
 
 
-@frozen
-class StandInIdentity:
-    """An identity with one level; stands in until daemoncore.security lands."""
-
-    subject: str
-    level: str
-
-    def allows(self, level) -> bool:
-        name = getattr(level, "name", level)
-        return AUTHORIZATION_LEVELS.index(self.level) >= AUTHORIZATION_LEVELS.index(name)
+KEY = b"toy-pool-signing-key-0123456789abcdef"
 
 
-def stand_in_verify(token: str) -> StandInIdentity:
-    """Tokens look like ``subject:LEVEL``; anything else is rejected."""
-    subject, _, level = token.partition(":")
-    if level not in AUTHORIZATION_LEVELS:
-        raise ValueError("signature does not match")
-    return StandInIdentity(subject, level)
+def token(identity: str, level: str) -> str:
+    """A real token for ``identity`` with one level, signed with the toy key."""
+    return issue_token(KEY, identity, [level], now=0)
 
 
 def echo(request):
-    return JsonReply({"word": request.params["word"], "body": request.json(), "who": request.identity.subject})
+    return JsonReply({"word": request.params["word"], "body": request.json(), "who": request.identity.name})
 
 
 def count(request):
