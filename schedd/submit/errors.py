@@ -1,0 +1,34 @@
+"""The one error a bad submit description raises, and the warnings it may give."""
+
+from __future__ import annotations
+
+
+class SubmitError(ValueError):
+    """A submit description HTCondor would refuse: says which file, line and command,
+    and what was expected instead."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 command: str | None = None) -> None:
+        self.reason = message
+        self.file = file
+        self.line = line
+        self.command = command
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.file or "<submit description>"
+        if self.line is not None:
+            where += f", line {self.line}"
+        what = f"{self.command}: " if self.command else ""
+        return f"{where}: {what}{self.reason}"
+
+    def located(self, *, file: str | None = None, line: int | None = None,
+                command: str | None = None) -> "SubmitError":
+        """The same error with any missing location filled in."""
+        return SubmitError(self.reason, file=self.file or file,
+                           line=self.line if self.line is not None else line,
+                           command=self.command or command)
+
+
+class SubmitWarning(UserWarning):
+    """Something probably wrong that HTCondor accepts, such as a misspelled command."""

@@ -1,0 +1,658 @@
+"""The rules that turn submit commands into job attributes, in the order HTCondor's
+submit code applies them. Each rule is a function of a :class:`RuleReader`."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from classad.values import UNDEFINED
+from schedd.submit.arguments import job_arguments
+from schedd.submit.cluster import RuleReader
+from schedd.submit.environment import job_environment
+from schedd.submit.errors import SubmitError
+from schedd.submit.requirements import default_requirements
+from schedd.submit.values import Expr, is_true, size_value, string_value, to_value
+
+KIB, MIB = 1 << 10, 1 << 20
+
+#: attributes every job starts with
+BASE_ATTRIBUTES: dict[str, object] = {
+    "MyType": "Job", "TargetType": "Machine", "Owner": UNDEFINED, "JobStatus": 1,
+    "JobPrio": 0, "JobNotification": 0, "JobSubmitMethod": 2,
+    "CommittedSlotTime": 0, "CommittedSuspensionTime": 0, "CommittedTime": 0,
+    "CumulativeRemoteSysCpu": 0.0, "CumulativeRemoteUserCpu": 0.0, "CumulativeSlotTime": 0,
+    "CumulativeSuspensionTime": 0, "CurrentHosts": 0, "ExitBySignal": False, "ExitStatus": 0,
+    "LastSuspensionTime": 0, "LeaveJobInQueue": False, "MaxHosts": 1, "MinHosts": 1,
+    "NumCkpts": 0, "NumJobCompletions": 0, "NumJobStarts": 0, "NumRestarts": 0,
+    "NumSystemHolds": 0, "Rank": 0.0, "RemoteSysCpu": 0.0, "RemoteUserCpu": 0.0,
+    "RemoteWallClockTime": 0.0, "TotalSuspensions": 0, "TransferInputSizeMB": 0,
+    "RequestCpus": 1, "RequestDisk": Expr("DiskUsage"),
+    "RequestMemory": Expr("ifthenelse(MemoryUsage isnt undefined,MemoryUsage,"
+                          "(ImageSize + 1023) / 1024)"),
+}
+
+UNIVERSES = {"vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
+             "local": 12, "vm": 13, "docker": 5, "container": 5}
+_RETIRED = {"standard": 1, "pvm": 4, "mpi": 8, "globus": 9}
+_KILLSIG_BY_DEFAULT = {"local", "scheduler", "parallel", "java", "grid", "vm"}
+_NO_LEASE = {"local", "scheduler", "grid"}
+SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 9: "SIGKILL",
+           10: "SIGUSR1", 12: "SIGUSR2", 14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD",
+           18: "SIGCONT", 19: "SIGSTOP", 20: "SIGTSTP"}
+
+
+def fail(message: str, command: str) -> SubmitError:
+    return SubmitError(message, command=command)
+
+
+def universe_of(r: RuleReader) -> str:
+    """The job's universe name (a container image alone implies ``container``)."""
+    text = r.get("universe")
+    if text is None or not text.strip():
+        return "container" if r.get("container_image") else "vanilla"
+    name = text.strip().lower()
+    if name in _RETIRED:
+        raise fail(f"the {name} universe is no longer supported; use vanilla", "universe")
+    if name not in UNIVERSES:
+        raise fail(f"{text.strip()!r} is not a universe; expected one of "
+                   + ", ".join(sorted(UNIVERSES)), "universe")
+    return name
+
+
+def base(r: RuleReader) -> None:
+    for name, value in BASE_ATTRIBUTES.items():
+        r[name] = value
+
+
+def universe(r: RuleReader) -> None:
+    name = universe_of(r)
+    r["JobUniverse"] = UNIVERSES[name]
+    if name not in _NO_LEASE:
+        r["JobLeaseDuration"] = 2400
+    if name in _KILLSIG_BY_DEFAULT:
+        r["KillSig"] = "SIGTERM"
+    if name == "docker":
+        r["WantDocker"] = True
+        image = r.get("docker_image")
+        if not image:
+            raise fail("docker universe jobs need a docker_image", "docker_image")
+    if name == "container":
+        r["WantContainer"] = True
+    if name == "parallel":
+        count = r.get("machine_count")
+        if count:
+            hosts = to_value(count, "machine_count")
+            r["MinHosts"] = hosts
+            r["MaxHosts"] = hosts
+        r["JobRequiresSandbox"] = True
+        r["WantIOProxy"] = True
+    if name == "java" and not (r.get("arguments") or "").strip():
+        raise fail("java universe jobs need arguments naming the main class", "arguments")
+    if name == "vm":
+        vm(r)
+
+
+def vm(r: RuleReader) -> None:
+    kind = r.get("vm_type")
+    if not kind:
+        raise fail("vm universe jobs need a vm_type", "vm_type")
+    memory = r.get("vm_memory")
+    if not memory:
+        raise fail("vm universe jobs need vm_memory", "vm_memory")
+    mem = to_value(memory, "vm_memory")
+    r["JobVMType"] = kind.strip().lower()
+    r["JobVMMemory"] = mem
+    r["JobVM_VCPUS"] = to_value(r.get("vm_vcpus") or "1", "vm_vcpus")
+    r["JobVMCheckpoint"] = is_true(r.get("vm_checkpoint"))
+    r["JobVMNetworking"] = is_true(r.get("vm_networking"))
+    r["JobVMVNCConsole"] = is_true(r.get("vm_vnc"))
+    r["RequestMemory"] = Expr("MY.JobVMMemory")
+    r["ShouldTransferFiles"] = "YES"
+    if isinstance(mem, int):
+        r["TransferInputSizeMB"] = mem
+    disk = r.get("vm_disk")
+    if disk:
+        r["VMPARAM_vm_Disk"] = disk.strip()
+
+
+def executable(r: RuleReader) -> None:
+    name = universe_of(r)
+    text = r.get("executable")
+    transfer = is_true(r.get("transfer_executable"), default=True)
+    if name == "java":
+        r["Cmd"] = "java"
+        r["TransferExecutable"] = False
+        return
+    if name == "vm":
+        r["Cmd"] = (text or "").strip()
+        r["TransferExecutable"] = False
+        return
+    if not text or not text.strip():
+        if name == "docker":
+            r["Cmd"] = ""
+            r["TransferExecutable"] = False
+            return
+        raise fail("no executable is given; add 'executable = <program>'", "executable")
+    path = text.strip()
+    if not transfer:
+        r["Cmd"] = path
+        r["TransferExecutable"] = False
+        return
+    full = path if os.path.isabs(path) else os.path.join(r.context.cwd, path)
+    r["Cmd"] = full
+    size = file_kib(full)
+    r["ExecutableSize"] = size
+    r["ImageSize"] = size
+
+
+def file_kib(path: str) -> int:
+    """A file's size in KiB rounded up; 0 for a missing file or a directory."""
+    try:
+        if os.path.isdir(path):
+            return 0
+        return (os.path.getsize(path) + 1023) // 1024
+    except OSError:
+        return 0
+
+
+def iwd(r: RuleReader) -> None:
+    text = r.get("initialdir") or r.get("initial_dir")
+    if not text or not text.strip():
+        r["Iwd"] = r.context.cwd
+        return
+    path = text.strip()
+    full = path if os.path.isabs(path) else os.path.join(r.context.cwd, path)
+    if not os.path.isdir(full):
+        raise fail(f"the initial directory {path!r} does not exist", "initialdir")
+    r["Iwd"] = full
+
+
+def in_iwd(r: RuleReader, path: str) -> str:
+    return path if os.path.isabs(path) else os.path.join(r.attr("Iwd"), path)
+
+
+def arguments(r: RuleReader) -> None:
+    allow = is_true(r.get("allow_arguments_v1"))
+    try:
+        attr, value = job_arguments(r.get("arguments"), r.get("arguments2"), allow)
+    except SubmitError as exc:
+        raise exc.located(command="arguments") from None
+    r[attr] = value
+
+
+def environment(r: RuleReader) -> None:
+    allow = is_true(r.get("allow_environment_v1"))
+    result = job_environment(r.get("environment"), r.get("environment2"), r.get("env"),
+                             r.get("getenv"), allow, r.context.environ)
+    for name, value in result.items():
+        r[name] = value
+
+
+_STREAMS = (("input", "In", "TransferIn", "StreamIn", "stream_input", "transfer_input"),
+            ("output", "Out", "TransferOut", "StreamOut", "stream_output", "transfer_output"),
+            ("error", "Err", "TransferErr", "StreamErr", "stream_error", "transfer_error"))
+
+
+def io(r: RuleReader) -> None:
+    for command, attr, transfer_attr, stream_attr, stream_cmd, transfer_cmd in _STREAMS:
+        text = (r.get(command) or "").strip()
+        r[attr] = text or "/dev/null"
+        if text and text != "/dev/null" and is_true(r.get(transfer_cmd), default=True):
+            r[stream_attr] = is_true(r.get(stream_cmd))
+        else:
+            r[transfer_attr] = False
+    log = (r.get("log") or "").strip()
+    if log:
+        r["UserLog"] = in_iwd(r, log)
+        if r.get("log_xml") is not None:
+            r["UserLogUseXML"] = is_true(r.get("log_xml"))
+    for command, attr in (("dagman_log", "DAGManNodesLog"), ("starter_log", "JobStarterLog")):
+        text = (r.get(command) or "").strip()
+        if text:
+            r[attr] = in_iwd(r, text)
+
+
+def file_list(text: str | None) -> list[str]:
+    """A comma (or blank) separated list of files."""
+    if not text:
+        return []
+    return [f for f in re.split(r"[,\s]+", string_value(text)) if f]
+
+
+_CONTAINER_KINDS = (("docker://", "HasDockerURL", "WantDockerImage"),
+                    (".sif", "HasSIF", "WantSIF"))
+
+
+def container(r: RuleReader) -> None:
+    if universe_of(r) != "container":
+        return
+    image = (r.get("container_image") or "").strip()
+    if not image:
+        raise fail("container universe jobs need a container_image", "container_image")
+    transfer = is_true(r.get("transfer_container"), default=True)
+    if image.startswith("docker://"):
+        source, want = "docker", "WantDockerImage"
+    elif image.endswith(".sif"):
+        source, want = ("cedar" if transfer else "local"), "WantSIF"
+    else:
+        source, want = ("cedar" if transfer else "local"), "WantSandboxImage"
+    r["ContainerImageSource"] = source
+    r["ContainerImage"] = os.path.basename(image) if source == "cedar" else image
+    r[want] = True
+    if r.get("transfer_container") is not None:
+        r["TransferContainer"] = transfer
+    target = r.get("container_target_dir")
+    if target:
+        r["ContainerTargetDir"] = string_value(target)
+
+
+def transfer(r: RuleReader) -> None:
+    should = (r.get("should_transfer_files") or "").strip().upper()
+    if should not in ("", "YES", "NO", "IF_NEEDED"):
+        raise fail(f"{should!r} is not one of YES, NO or IF_NEEDED", "should_transfer_files")
+    when = (r.get("when_to_transfer_output") or "").strip().upper()
+    if when not in ("", "ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
+        raise fail(f"{when!r} is not one of ON_EXIT, ON_EXIT_OR_EVICT or ON_SUCCESS",
+                   "when_to_transfer_output")
+    if when == "ON_EXIT_OR_EVICT" and should in ("NO", "IF_NEEDED"):
+        raise fail("ON_EXIT_OR_EVICT needs should_transfer_files = YES",
+                   "when_to_transfer_output")
+    if universe_of(r) == "vm":
+        should = "YES"
+    should = should or "IF_NEEDED"
+    r["ShouldTransferFiles"] = should
+    if should != "NO":
+        r["WhenToTransferOutput"] = when or "ON_EXIT"
+    inputs = file_list(r.get("transfer_input_files"))
+    if r.attr("ContainerImageSource") == "cedar":
+        image = (r.get("container_image") or "").strip()
+        inputs = [image] + inputs
+    if inputs:
+        r["TransferInput"] = ",".join(inputs)
+    outputs = r.get("transfer_output_files")
+    if outputs is not None:
+        r["TransferOutput"] = ",".join(file_list(outputs))
+    for command, attr in (("transfer_output_remaps", "TransferOutputRemaps"),
+                          ("transfer_checkpoint_files", "TransferCheckpoint")):
+        text = r.get(command)
+        if text is not None and text.strip():
+            r[attr] = string_value(text)
+    if r.get("transfer_checkpoint_files"):
+        r["WantFTOnCheckpoint"] = True
+    for command, attr in (("public_input_files", "PublicInputFiles"),
+                          ("email_attributes", "EmailAttributes"),
+                          ("use_oauth_services", "OAuthServicesNeeded")):
+        items = file_list(r.get(command))
+        if items:
+            r[attr] = ",".join(items)
+    disk_usage(r, inputs)
+    url_transfer(r, inputs)
+
+
+def disk_usage(r: RuleReader, inputs: list[str]) -> None:
+    if universe_of(r) == "vm":
+        memory = r.attr("JobVMMemory")
+        if isinstance(memory, int):
+            kib = memory * 1024
+            r["DiskUsage"] = kib
+            r["ExecutableSize"] = kib
+            r["ImageSize"] = kib
+        return
+    cmd = r.attr("Cmd")
+    total = r.attr("ExecutableSize") or 0
+    stdin = r.attr("In")
+    if stdin and stdin != "/dev/null":
+        total += file_kib(in_iwd(r, stdin))
+    for name in inputs:
+        if "://" not in name and name != cmd:
+            total += file_kib(in_iwd(r, name))
+    r["DiskUsage"] = total
+    r["ExecutableSize"] = r.attr("ExecutableSize") or 0
+    image = r.get("image_size")
+    r["ImageSize"] = (size_value(image, KIB, "image_size") if image
+                      else r.attr("ExecutableSize") or 0)
+
+
+def url_schemes(urls: list[str]) -> list[str]:
+    return sorted({u.split("://", 1)[0].lower() for u in urls if "://" in u})
+
+
+def plugin_schemes(text: str | None) -> set[str]:
+    """Schemes a job brings its own plugins for (``transfer_plugins = a,b=/path; ...``)."""
+    schemes: set[str] = set()
+    for entry in (text or "").split(";"):
+        names, _, _ = entry.partition("=")
+        schemes |= {n.strip().lower() for n in names.split(",") if n.strip()}
+    return schemes
+
+
+def url_transfer(r: RuleReader, inputs: list[str]) -> None:
+    urls = [u for u in inputs if "://" in u]
+    for command in ("output_destination", "checkpoint_destination"):
+        text = r.get(command)
+        if text:
+            r["OutputDestination" if command == "output_destination"
+              else "CheckpointDestination"] = string_value(text)
+    destination = r.get("output_destination")
+    if destination and "://" in destination:
+        urls.append(string_value(destination))
+    plugins = r.get("transfer_plugins")
+    if plugins:
+        r["TransferPlugins"] = plugins.strip()
+    own = plugin_schemes(plugins)
+    wanted = [s for s in url_schemes(urls) if s not in own]
+    if wanted:
+        r["WantTransferPluginMethods"] = ",".join(wanted)
+    if any(s in ("s3", "gs") for s in url_schemes(urls)):
+        key_id = r.get("aws_access_key_id_file") or r.get("s3_access_key_id_file") \
+            or r.get("gs_access_key_id_file")
+        secret = r.get("aws_secret_access_key_file") or r.get("s3_secret_access_key_file") \
+            or r.get("gs_secret_access_key_file")
+        if not key_id or not secret:
+            raise fail("s3:// and gs:// URLs need aws_access_key_id_file and "
+                       "aws_secret_access_key_file (or the s3_/gs_ forms)",
+                       "transfer_input_files")
+        r["EC2AccessKeyId"] = key_id.strip()
+        r["EC2SecretAccessKey"] = secret.strip()
+    region = r.get("aws_region")
+    if region:
+        r["AWSRegion"] = string_value(region)
+
+
+_FIXED_REQUESTS = {"request_cpus", "request_memory", "request_disk", "request_gpus"}
+
+
+def custom_requests(r: RuleReader) -> list[str]:
+    """Keys of ``request_<name>`` commands for resources beyond cpus/memory/disk/gpus."""
+    return sorted(k for k in r.keys() if k.startswith("request_") and k not in _FIXED_REQUESTS
+                  and k != "request_")
+
+
+def requests(r: RuleReader) -> None:
+    cpus = r.get("request_cpus")
+    if cpus and cpus.strip():
+        r["RequestCpus"] = to_value(cpus, "request_cpus")
+    memory = r.get("request_memory")
+    if memory and memory.strip():
+        r["RequestMemory"] = size_value(memory, MIB, "request_memory")
+    disk = r.get("request_disk")
+    if disk and disk.strip():
+        r["RequestDisk"] = size_value(disk, KIB, "request_disk")
+    for key in custom_requests(r):
+        text = r.get(key)
+        name = r.line_of(key).name[len("request_"):]
+        if text and text.strip():
+            r["Request" + name] = to_value(text, key)
+    gpus(r)
+
+
+def gpus(r: RuleReader) -> None:
+    text = r.get("request_gpus")
+    if not text or not text.strip():
+        return
+    count = to_value(text, "request_gpus")
+    r["RequestGPUs"] = count
+    if isinstance(count, (int, float)) and count <= 0:
+        return
+    clauses = []
+    require = r.get("require_gpus")
+    if require and require.strip():
+        clauses.append(require.strip())
+    constraints = (("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= GPUsMinMemory"),
+                   ("gpus_maximum_memory", "GPUsMaxMemory", "GlobalMemoryMb <= GPUsMaxMemory"),
+                   ("gpus_minimum_capability", "GPUsMinCapability",
+                    "Capability >= GPUsMinCapability"),
+                   ("gpus_maximum_capability", "GPUsMaxCapability",
+                    "Capability <= GPUsMaxCapability"),
+                   ("gpus_minimum_runtime", "GPUsMinRuntime",
+                    "MaxSupportedVersion >= GPUsMinRuntime"))
+    for command, attr, clause in constraints:
+        value = r.get(command)
+        if not value or not value.strip():
+            continue
+        if command.endswith("memory"):
+            r[attr] = size_value(value, MIB, command)
+        elif command.endswith("runtime"):
+            r[attr] = version_number(value, 10, command)
+        else:
+            r[attr] = to_value(value, command)
+        clauses.append(clause)
+    if clauses:
+        r["RequireGPUs"] = to_value(" && ".join(clauses), "require_gpus")
+    cuda = r.get("cuda_version")
+    if cuda and cuda.strip():
+        r["CUDAVersion"] = version_number(cuda, 1, "cuda_version")
+
+
+def version_number(text: str, minor_scale: int, command: str) -> object:
+    """``11.2`` as HTCondor's integer versions: major*1000 + minor*scale."""
+    t = text.strip()
+    m = re.match(r"^(\d+)(?:\.(\d+))?$", t)
+    if not m:
+        return to_value(t, command)
+    return int(m.group(1)) * 1000 + int(m.group(2) or 0) * minor_scale
+
+
+def _boolean(r: RuleReader, command: str) -> bool | None:
+    text = r.get(command)
+    if text is None or not text.strip():
+        return None
+    word = text.strip().lower()
+    if word not in ("true", "false"):
+        raise fail(f"{text.strip()!r} is not true or false", command)
+    return word == "true"
+
+
+def _integer_expression(text: str, command: str) -> int:
+    from schedd.submit.queue import _arithmetic
+    import ast
+
+    try:
+        return _arithmetic(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError):
+        raise fail(f"{text.strip()!r} is not an integer", command) from None
+
+
+def policy(r: RuleReader) -> None:
+    if _boolean(r, "hold"):
+        r["JobStatus"] = 5
+        r["HoldReasonCode"] = 15
+        r["HoldReason"] = "submitted on hold at user's request"
+    priority = r.get("priority")
+    if priority and priority.strip():
+        r["JobPrio"] = _integer_expression(priority, "priority")
+    notification = r.get("notification")
+    if notification and notification.strip():
+        codes = {"never": 0, "always": 1, "complete": 2, "error": 3}
+        word = notification.strip().lower()
+        if word not in codes:
+            raise fail(f"{notification.strip()!r} is not one of Never, Always, Complete "
+                       "or Error", "notification")
+        r["JobNotification"] = codes[word]
+    accounting(r)
+    limits = r.get("concurrency_limits")
+    if limits and limits.strip():
+        names = sorted(n.lower() for n in re.split(r"[,\s]+", limits.strip()) if n)
+        r["ConcurrencyLimits"] = ",".join(names)
+    limits_expr = r.get("concurrency_limits_expr")
+    if limits_expr and limits_expr.strip():
+        r["ConcurrencyLimits"] = to_value(limits_expr, "concurrency_limits_expr")
+    retries(r)
+
+
+def accounting(r: RuleReader) -> None:
+    group = string_value(r.get("accounting_group") or "")
+    user = string_value(r.get("accounting_group_user") or "")
+    nice = is_true(r.get("nice_user"))
+    if nice:
+        r["MaxJobRetirementTime"] = 0
+        group = group or "nice-user"
+    if not group and not user:
+        return
+    user = user or (r.context.owner or "")
+    if group:
+        r["AcctGroup"] = group
+    r["AcctGroupUser"] = user
+    r["AccountingGroup"] = f"{group}.{user}" if group else user
+
+
+def retries(r: RuleReader) -> None:
+    max_retries = r.get("max_retries")
+    until = r.get("retry_until")
+    success = r.get("success_exit_code")
+    if not any(t and t.strip() for t in (max_retries, until, success)):
+        return
+    if max_retries and max_retries.strip():
+        value = to_value(max_retries, "max_retries")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise fail(f"{max_retries.strip()!r} is not an integer", "max_retries")
+        r["JobMaxRetries"] = value
+    else:
+        r["JobMaxRetries"] = 2
+    text = "NumJobCompletions > JobMaxRetries || ExitCode is "
+    if success and success.strip():
+        r["JobSuccessExitCode"] = to_value(success, "success_exit_code")
+        text += "JobSuccessExitCode"
+    else:
+        text += "0"
+    if until and until.strip():
+        value = to_value(until, "retry_until")
+        text += f" || ExitCode is {value}" if type(value) is int else f" || {until.strip()}"
+    user = r.get("on_exit_remove")
+    if user and user.strip():
+        text += f" || {user.strip()}"
+    r["OnExitHold"] = False
+    r["OnExitRemove"] = to_value(text, "on_exit_remove")
+
+
+#: commands copied to one attribute: "expr" (a ClassAd value), "string", "signal"
+SIMPLE_COMMANDS: dict[str, tuple[str, str]] = {
+    "rank": ("Rank", "expr"), "leave_in_queue": ("LeaveJobInQueue", "expr"),
+    "on_exit_hold": ("OnExitHold", "expr"), "on_exit_remove": ("OnExitRemove", "expr"),
+    "on_exit_hold_reason": ("OnExitHoldReason", "expr"),
+    "on_exit_hold_subcode": ("OnExitHoldSubCode", "expr"),
+    "periodic_hold": ("PeriodicHold", "expr"), "periodic_hold_reason": ("PeriodicHoldReason", "expr"),
+    "periodic_hold_subcode": ("PeriodicHoldSubCode", "expr"),
+    "periodic_release": ("PeriodicRelease", "expr"), "periodic_remove": ("PeriodicRemove", "expr"),
+    "periodic_vacate": ("PeriodicVacate", "expr"),
+    "job_max_vacate_time": ("JobMaxVacateTime", "expr"),
+    "max_job_retirement_time": ("MaxJobRetirementTime", "expr"),
+    "max_idle": ("JobMaterializeMaxIdle", "expr"),
+    "description": ("JobDescription", "string"), "batch_name": ("JobBatchName", "string"),
+    "want_graceful_removal": ("WantGracefulRemoval", "expr"),
+    "kill_sig": ("KillSig", "signal"), "kill_sig_timeout": ("KillSigTimeout", "expr"),
+    "hold_kill_sig": ("HoldKillSig", "signal"), "remove_kill_sig": ("RemoveKillSig", "signal"),
+    "coresize": ("CoreSize", "expr"), "stack_size": ("StackSize", "expr"),
+    "job_lease_duration": ("JobLeaseDuration", "expr"),
+    "match_list_length": ("LastMatchListLength", "expr"),
+    "noop_job": ("IsNoopJob", "expr"), "noop_job_exit_code": ("NoopJobExitCode", "expr"),
+    "noop_job_exit_signal": ("NoopJobExitSignal", "expr"),
+    "submit_event_notes": ("SubmitEventNotes", "string"),
+    "job_ad_information_attrs": ("JobAdInformationAttrs", "string"),
+    "ulog_execute_attrs": ("UserLogExecuteEventAttrs", "string"),
+    "job_machine_attrs": ("JobMachineAttrs", "string"),
+    "job_machine_attrs_history_length": ("JobMachineAttrsHistoryLength", "expr"),
+    "allowed_execute_duration": ("AllowedExecuteDuration", "expr"),
+    "allowed_job_duration": ("AllowedJobDuration", "expr"),
+    "keep_claim_idle": ("KeepClaimIdle", "expr"), "next_job_start_delay": ("NextJobStartDelay", "expr"),
+    "skip_if_dataflow": ("SkipIfDataflow", "expr"), "manifest": ("ManifestDesired", "expr"),
+    "erase_output_and_error_on_restart": ("EraseOutputAndErrorOnRestart", "expr"),
+    "starter_debug": ("JobStarterDebug", "string"),
+    "run_as_owner": ("RunAsOwner", "expr"), "load_profile": ("LoadProfile", "expr"),
+    "remote_initialdir": ("RemoteIwd", "string"), "scitokens_file": ("ScitokensFile", "string"),
+    "notify_user": ("NotifyUser", "string"),
+    "encrypt_input_files": ("EncryptInputFiles", "string"),
+    "encrypt_output_files": ("EncryptOutputFiles", "string"),
+    "dont_encrypt_input_files": ("DontEncryptInputFiles", "string"),
+    "dont_encrypt_output_files": ("DontEncryptOutputFiles", "string"),
+    "encrypt_execute_directory": ("EncryptExecuteDirectory", "expr"),
+    "preserve_relative_paths": ("PreserveRelativePaths", "expr"),
+    "checkpoint_exit_code": ("SuccessCheckpointExitCode", "expr"),
+    "docker_image": ("DockerImage", "string"), "docker_network_type": ("DockerNetworkType", "string"),
+    "docker_pull_policy": ("DockerPullPolicy", "string"),
+    "docker_override_entrypoint": ("DockerOverrideEntrypoint", "expr"),
+    "container_service_names": ("ContainerServiceNames", "string"),
+    "jar_files": ("JarFiles", "string"), "java_vm_args": ("JavaVMArgs", "string"),
+    "grid_resource": ("GridResource", "string"),
+    "stream_output": (None, ""), "stream_error": (None, ""), "stream_input": (None, ""),
+    "deferral_time": ("DeferralTime", "expr"), "deferral_window": ("DeferralWindow", "expr"),
+    "deferral_prep_time": ("DeferralPrepTime", "expr"),
+    "cron_minute": ("CronMinute", "string"), "cron_hour": ("CronHour", "string"),
+    "cron_day_of_month": ("CronDayOfMonth", "string"), "cron_month": ("CronMonth", "string"),
+    "cron_day_of_week": ("CronDayOfWeek", "string"),
+}
+
+
+def signal_name(text: str, command: str) -> str:
+    t = string_value(text)
+    if t.isdigit():
+        if int(t) not in SIGNALS:
+            raise fail(f"{t} is not a signal number this system knows", command)
+        return SIGNALS[int(t)]
+    return t.upper() if t.upper().startswith("SIG") else "SIG" + t.upper()
+
+
+def credentials(r: RuleReader) -> None:
+    proxy = r.get("x509userproxy")
+    if proxy and proxy.strip():
+        path = in_iwd(r, string_value(proxy))
+        if not os.path.isfile(path):
+            raise fail(f"the proxy file {proxy.strip()!r} does not exist", "x509userproxy")
+        r["x509userproxy"] = string_value(proxy)
+    if is_true(r.get("use_scitokens")):
+        token = r.get("scitokens_file")
+        path = in_iwd(r, string_value(token)) if token else os.environ.get("BEARER_TOKEN_FILE")
+        if not path or not os.path.isfile(path):
+            raise fail("use_scitokens = true needs a token file (scitokens_file or "
+                       "BEARER_TOKEN_FILE) that exists", "use_scitokens")
+
+
+def simple(r: RuleReader) -> None:
+    for command, (attr, kind) in SIMPLE_COMMANDS.items():
+        if attr is None:
+            continue
+        if command == "on_exit_remove" and r.attr("JobMaxRetries") is not None:
+            continue
+        text = r.get(command)
+        if text is None or not text.strip():
+            continue
+        if kind == "string":
+            r[attr] = string_value(text)
+        elif kind == "signal":
+            r[attr] = signal_name(text, command)
+        else:
+            r[attr] = to_value(text, command)
+    for name in file_list(r.get("container_service_names")):
+        port = r.get(f"{name}_container_port")
+        if port and port.strip():
+            r[f"{name}_ContainerPort"] = to_value(port, f"{name}_container_port")
+    deferral(r)
+
+
+def deferral(r: RuleReader) -> None:
+    cron = any(r.get(c) for c in ("cron_minute", "cron_hour", "cron_day_of_month",
+                                  "cron_month", "cron_day_of_week"))
+    if not (cron or r.get("deferral_time")):
+        return
+    if r.get("deferral_window") is None:
+        r["DeferralWindow"] = 0
+    if r.get("deferral_prep_time") is None:
+        r["DeferralPrepTime"] = 300
+    r["ScheddInterval"] = 300
+
+
+def requirements(r: RuleReader) -> None:
+    r["Requirements"] = to_value(default_requirements(r, universe_of(r)), "requirements")
+
+
+def custom_attributes(r: RuleReader) -> None:
+    for key in r.keys():
+        if key.startswith("my."):
+            text = r.get(key)
+            r[r.line_of(key).name[3:]] = to_value(text or "", r.line_of(key).name)
+
+
+#: the rules in the order they run; later rules may override earlier ones
+RULES = [base, universe, executable, iwd, arguments, environment, io, container, transfer,
+         requests, policy, credentials, simple, requirements, custom_attributes]

@@ -1,0 +1,184 @@
+"""From a parsed description to job ads: queue statements expanded into procs, the
+host's predefined macros, misspelling warnings, and conversion to ClassAds."""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import os
+import platform
+import warnings
+from typing import Iterator, Mapping
+
+import attrs
+
+from classad.values import UNDEFINED
+from schedd.submit.cluster import DELETED, BuildContext, ClusterBuilder, ExpandedCluster
+from schedd.submit.description import Description, QueueStatement
+from schedd.submit.errors import SubmitError, SubmitWarning
+from schedd.submit.jobad import RULES, SIMPLE_COMMANDS
+from schedd.submit.macros import MacroScope
+from schedd.submit.queue import parse_queue_args, proc_rows
+from schedd.submit.values import Expr
+
+_ARCH_NAMES = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "AARCH64", "arm64": "AARCH64",
+               "ppc64le": "PPC64LE", "i386": "INTEL", "i686": "INTEL"}
+
+#: commands with a meaning (misspellings of these get a warning)
+KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
+    "universe", "executable", "arguments", "arguments2", "allow_arguments_v1", "environment",
+    "environment2", "env", "allow_environment_v1", "getenv", "input", "output", "error", "log",
+    "log_xml", "initialdir", "initial_dir", "transfer_input", "transfer_output",
+    "transfer_error", "transfer_executable", "transfer_input_files", "transfer_output_files",
+    "transfer_output_remaps", "transfer_checkpoint_files", "transfer_plugins",
+    "should_transfer_files", "when_to_transfer_output", "public_input_files",
+    "email_attributes", "use_oauth_services", "output_destination", "checkpoint_destination",
+    "aws_access_key_id_file", "aws_secret_access_key_file", "s3_access_key_id_file",
+    "s3_secret_access_key_file", "gs_access_key_id_file", "gs_secret_access_key_file",
+    "aws_region", "request_cpus", "request_memory", "request_disk", "request_gpus",
+    "require_gpus", "gpus_minimum_memory", "gpus_maximum_memory", "gpus_minimum_capability",
+    "gpus_maximum_capability", "gpus_minimum_runtime", "cuda_version", "requirements",
+    "priority", "hold", "nice_user", "notification", "accounting_group",
+    "accounting_group_user", "concurrency_limits", "concurrency_limits_expr", "max_retries",
+    "retry_until", "success_exit_code", "image_size", "machine_count", "container_image",
+    "transfer_container", "container_target_dir", "vm_type", "vm_memory", "vm_disk",
+    "vm_vcpus", "vm_checkpoint", "vm_networking", "vm_vnc", "dagman_log", "starter_log",
+    "max_materialize", "copy_to_spool", "skip_filechecks", "rendezvousdir", "x509userproxy",
+    "use_scitokens",
+}
+
+
+def host_predefined() -> dict[str, str]:
+    """Macros every description can use that describe this host."""
+    arch = _ARCH_NAMES.get(platform.machine().lower(), platform.machine().upper())
+    system = platform.system().upper() or "LINUX"
+    return {"arch": arch, "opsys": system, "islinux": "1" if system == "LINUX" else "0",
+            "iswindows": "1" if system == "WINDOWS" else "0"}
+
+
+def time_predefined(qdate: int) -> dict[str, str]:
+    moment = datetime.datetime.fromtimestamp(qdate, datetime.timezone.utc)
+    return {"submit_time": str(qdate), "year": f"{moment.year:04d}",
+            "month": f"{moment.month:02d}", "day": f"{moment.day:02d}"}
+
+
+@attrs.frozen
+class SubmitOptions:
+    """What a submission takes besides the description."""
+
+    cluster_id: int = 1
+    proc_id: int = 0
+    qdate: int = 0
+    owner: str | None = None
+    cwd: str = "."
+    environ: Mapping[str, str] = attrs.field(factory=lambda: dict(os.environ))
+
+
+def warn_misspellings(description: Description) -> list[str]:
+    """Warn about commands that look like a misspelled well-known command."""
+    messages = []
+    for key, command in description.commands.items():
+        if key in KNOWN_COMMANDS or key.startswith("my.") or "." in key:
+            continue
+        if key.startswith("request_") or key.endswith("_container_port"):
+            continue
+        close = difflib.get_close_matches(key, sorted(KNOWN_COMMANDS), n=1, cutoff=0.85)
+        if close:
+            where = f"{command.file or '<submit description>'}, line {command.line}"
+            message = (f"{where}: {command.name!r} is not a submit command (kept as a macro); "
+                       f"did you mean {close[0]!r}?")
+            messages.append(message)
+            warnings.warn(message, SubmitWarning, stacklevel=3)
+    return messages
+
+
+def queue_statements(description: Description) -> tuple[QueueStatement, ...]:
+    """The queue statements; a description with none queues one job."""
+    if description.queues:
+        return description.queues
+    return (QueueStatement("", 0, description.commands),)
+
+
+def expand(description: Description, options: SubmitOptions) -> list[ExpandedCluster]:
+    """Every queue statement expanded into a cluster ad and per-proc differences;
+    raises :class:`SubmitError` and produces nothing when any proc fails."""
+    predefined = {**host_predefined(), **time_predefined(options.qdate)}
+    context = BuildContext(os.path.abspath(options.cwd), options.owner, options.environ,
+                           predefined)
+    results = []
+    proc_id = options.proc_id
+    for statement in queue_statements(description):
+        cluster, proc_id = _expand_statement(statement, options, context, proc_id)
+        results.append(cluster)
+    return results
+
+
+def parse_statement(statement: QueueStatement, context: BuildContext):
+    scope = MacroScope({k: c.value for k, c in statement.commands.items()},
+                       predefined=context.predefined, cwd=context.cwd, environ=context.environ)
+    try:
+        return parse_queue_args(scope.expand(statement.args))
+    except SubmitError as exc:
+        raise exc.located(file=statement.file, line=statement.line, command="queue") from None
+
+
+def _expand_statement(statement: QueueStatement, options: SubmitOptions,
+                      context: BuildContext, first_proc: int) -> tuple[ExpandedCluster, int]:
+    spec = parse_statement(statement, context)
+    builder = ClusterBuilder(RULES, statement.commands, context)
+    cluster = str(options.cluster_id)
+    parallel = (statement.commands.get("universe") is not None
+                and statement.commands["universe"].value.strip().lower() == "parallel")
+    proc_id = first_proc
+    try:
+        rows = list(proc_rows(spec, context.cwd))
+    except SubmitError as exc:
+        raise exc.located(file=statement.file, line=statement.line, command="queue") from None
+    for step, row in rows:
+        live = {"cluster": cluster, "clusterid": cluster, "process": str(proc_id),
+                "procid": str(proc_id), "step": str(step), "jobid": f"{cluster}.{proc_id}",
+                "node": "#pArAlLeLnOdE#" if parallel else "",
+                "itemindex": str(row.index if row else 0), "row": str(row.index if row else 0)}
+        items = {name.lower(): value for name, value in row.values} if row else {}
+        builder.add_proc(live, items, {"ProcId": proc_id} if builder.result else
+                         {"ProcId": proc_id, "ClusterId": options.cluster_id})
+        proc_id += 1
+    result = builder.result
+    if result is None:
+        result = ExpandedCluster({})
+    else:
+        cluster_attrs = result.cluster
+        cluster_attrs["clusterid"] = ("ClusterId", options.cluster_id)
+        result.procs[0].pop("clusterid", None)
+    return result, proc_id
+
+
+def classad_value(value: object):
+    """A submit value as something a ClassAd stores."""
+    from schedd.submit.exprs import tree
+
+    if isinstance(value, Expr):
+        return tree(value.text)
+    return value
+
+
+def to_classads(expanded: list[ExpandedCluster]) -> Iterator:
+    """Complete job ads (cluster attributes merged with each proc's) as ClassAds."""
+    from schedd.submit.exprs import ClassAd
+
+    for cluster in expanded:
+        shared = {k: (name, classad_value(v)) for k, (name, v) in cluster.cluster.items()}
+        for index in range(len(cluster.procs)):
+            ad = ClassAd()
+            merged = dict(shared)
+            for key, (name, value) in cluster.procs[index].items():
+                if value is not DELETED:
+                    merged[key] = (name, classad_value(value))
+                else:
+                    merged.pop(key, None)
+            for name, value in merged.values():
+                ad[name] = value
+            yield ad
+
+
+__all__ = ["SubmitOptions", "expand", "to_classads", "warn_misspellings", "UNDEFINED"]

@@ -1,0 +1,115 @@
+"""Values of job attributes as the submit code makes them, before they become ClassAds.
+
+An attribute is either a Python literal (int, float, str, bool, ``UNDEFINED``) or an
+:class:`Expr` holding expression text; :func:`to_value` decides which, the way
+HTCondor's submit code does (``1`` is a literal, ``(5)`` an expression). Sizes with
+unit suffixes (``2 GB``, ``512K``) are converted here too.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+import attrs
+
+from classad.values import UNDEFINED
+from schedd.submit.errors import SubmitError
+
+
+@attrs.frozen
+class Expr:
+    """An expression attribute, as ClassAd text (checked to parse)."""
+
+    text: str
+
+
+Value = object  # int | float | str | bool | UNDEFINED | Expr
+
+_INT = re.compile(r"^[+-]?\d+$")
+_REAL = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$")
+_STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$', re.S)
+_WORDS = {"true": True, "false": False}
+
+
+def literal(text: str) -> tuple[bool, object]:
+    """(True, value) when ``text`` is a single literal, else (False, None)."""
+    t = text.strip()
+    if _INT.match(t):
+        return True, int(t)
+    if _REAL.match(t):
+        return True, float(t)
+    m = _STRING.match(t)
+    if m:
+        return True, m.group(1).replace('\\"', '"')
+    low = t.lower()
+    if low in _WORDS:
+        return True, _WORDS[low]
+    if low == "undefined" or not t:
+        return True, UNDEFINED
+    return False, None
+
+
+@functools.lru_cache(maxsize=4096)
+def check_expression(text: str) -> str | None:
+    """None when ``text`` parses as a ClassAd expression, else what the parser said."""
+    from schedd.submit.exprs import parse_error
+
+    return parse_error(text)
+
+
+def to_value(text: str, command: str | None = None) -> object:
+    """The attribute value for a command's (expanded) text: a literal or an :class:`Expr`."""
+    is_literal, value = literal(text)
+    if is_literal:
+        return value
+    problem = check_expression(text.strip())
+    if problem is not None:
+        raise SubmitError(f"{text.strip()!r} is not a valid ClassAd expression ({problem})",
+                          command=command)
+    return Expr(text.strip())
+
+
+def string_value(text: str) -> str:
+    """A command whose value is a plain string: surrounding double quotes are dropped."""
+    t = text.strip()
+    if len(t) >= 2 and t.startswith('"') and t.endswith('"'):
+        return t[1:-1]
+    return t
+
+
+def is_true(text: str | None, default: bool = False) -> bool:
+    """A yes/no command (``true``, ``yes``, ``1`` ...)."""
+    if text is None or not text.strip():
+        return default
+    word = string_value(text).lower()
+    if word in ("true", "yes", "t", "y", "1", "on"):
+        return True
+    if word in ("false", "no", "f", "n", "0", "off"):
+        return False
+    return default
+
+
+_UNITS = {"": None, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}
+_SIZE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]*)$")
+
+
+def size_value(text: str, unit: int, command: str) -> object:
+    """A size command in ``unit`` bytes (KiB or MiB), rounded up; plain expressions
+    stay expressions."""
+    t = text.strip()
+    m = _SIZE.match(t)
+    if not m:
+        return to_value(t, command)
+    number, suffix = m.group(1), m.group(2).lower()
+    if suffix not in _UNITS:
+        if _REAL.match(t):
+            return float(t)
+        raise SubmitError(f"{t!r} is not a size; use a number with K, M, G or T "
+                          "(optionally followed by B)", command=command)
+    scale = _UNITS[suffix] or unit
+    amount = float(number) * scale
+    rounded = (amount + unit - 1) / unit
+    return int(math.trunc(rounded))
