@@ -1,0 +1,71 @@
+"""The collector daemon: the store, its routes and metrics, the expiry sweep, and
+its own Collector ad, which it stores directly instead of sending to itself."""
+
+from __future__ import annotations
+
+from twisted.internet import task
+from twisted.logger import Logger
+
+from collector.metrics import CollectorMetrics
+from collector.routes import CollectorRoutes
+from collector.store import AdStore
+from daemoncore.config import Config
+from daemoncore.daemon import DaemonService, DaemonSettings
+
+DEFAULT_SWEEP_SECONDS = 10.0
+
+_log = Logger()
+
+
+class CollectorService(DaemonService):
+    """A collector: ads in memory, expired by ``ClassAdLifetime``, swept periodically."""
+
+    def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None,
+                 sweep_interval: float = DEFAULT_SWEEP_SECONDS) -> None:
+        super().__init__(settings, reactor, key)
+        self.store = AdStore(reactor, default_lifetime=settings.ad_lifetime)
+        self.metrics = CollectorMetrics(self.store)
+        self._routes = CollectorRoutes(self.store, self.metrics)
+        self._sweep_interval = sweep_interval
+        self._sweeper = task.LoopingCall(self._sweep)
+        self._sweeper.clock = reactor
+
+    def handlers(self) -> dict:
+        return self._routes.handlers()
+
+    def own_ad(self) -> dict:
+        ad = super().own_ad()
+        ad.update({f"{kind}Ads": count for kind, count in self.store.counts().items() if kind != "Collector"})
+        return ad
+
+    def advertise_self(self, ad: dict) -> None:
+        self.store.update("Collector", ad, ad)
+
+    def startService(self) -> None:
+        super().startService()
+        self._sweeper.start(self._sweep_interval, now=False)
+
+    def stopService(self):
+        if self._sweeper.running:
+            self._sweeper.stop()
+        return super().stopService()
+
+    def _sweep(self) -> None:
+        try:
+            dropped = self.store.expire()
+        except Exception:
+            _log.failure("collector: expiry sweep failed")
+            return
+        if dropped:
+            _log.info("collector: {dropped} ads expired", dropped=dropped)
+
+
+def build_collector(settings: DaemonSettings, reactor, config: Config) -> CollectorService:
+    """The collector for ``settings``, with the sweep interval from config.
+
+    Raises:
+        ConfigError: ``COLLECTOR_SWEEP_INTERVAL`` is not a duration.
+        SigningKeyError: the pool signing key cannot be loaded.
+    """
+    sweep = config.param_duration("COLLECTOR_SWEEP_INTERVAL", DEFAULT_SWEEP_SECONDS)
+    return CollectorService(settings, reactor, sweep_interval=sweep)

@@ -1,0 +1,195 @@
+"""The base every Roost daemon runs on: a ``twisted.application`` service that listens
+on one port for its routes and ``/metrics``, publishes its address, and advertises its
+own ad to the collector every ``UPDATE_INTERVAL`` with a lifetime.
+
+Everything comes in through the constructor (config values, the reactor, the
+handlers), so a test drives a daemon with ``MemoryReactorClock``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+
+from attrs import frozen
+from twisted.application import service
+from twisted.internet import task
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
+from twisted.logger import Logger
+
+from daemoncore.config import Config
+from daemoncore.security import issue_token, load_signing_key
+from daemoncore.wire.async_client import AsyncClient
+from daemoncore.wire.auth import token_verifier
+from daemoncore.wire.collector_routes import ADVERTISE
+from daemoncore.wire.daemon_routes import PING
+from daemoncore.wire.server import ApiResource, JsonReply, make_site
+
+_log = Logger()
+
+
+@frozen
+class DaemonSettings:
+    """What a daemon reads from config, checked once before it starts."""
+
+    daemon_type: str
+    ad_type: str
+    interface: str
+    port: int
+    update_interval: float
+    ad_lifetime: float
+    max_body: int
+    request_timeout: float
+    signing_key_file: str
+    address_file: str
+    log_file: str
+    collector_host: str | None
+    trust_domain: str
+
+    @classmethod
+    def from_config(cls, config: Config, daemon_type: str, ad_type: str) -> DaemonSettings:
+        """The settings of daemon ``daemon_type`` (``COLLECTOR``) advertising as ``ad_type``.
+
+        Raises:
+            ConfigError: a value has the wrong type, naming the file and line that set it.
+        """
+        upper = daemon_type.upper()
+        log_dir = config.param("LOG", ".")
+        return cls(
+            daemon_type=upper,
+            ad_type=ad_type,
+            interface=config.param("NETWORK_INTERFACE", "127.0.0.1"),
+            port=config.param_int(f"{upper}_PORT", 0),
+            update_interval=config.param_duration(f"{upper}_UPDATE_INTERVAL")
+            or config.param_duration("UPDATE_INTERVAL", 300),
+            ad_lifetime=config.param_duration("CLASSAD_LIFETIME", 900),
+            max_body=config.param_int("MAX_REQUEST_BYTES", 16 * 1024 * 1024),
+            request_timeout=config.param_duration("REQUEST_TIMEOUT", 60),
+            signing_key_file=config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""),
+            address_file=config.param(f"{upper}_ADDRESS_FILE")
+            or os.path.join(log_dir, f".{daemon_type.lower()}_address"),
+            log_file=config.param(f"{upper}_LOG") or os.path.join(log_dir, f"{daemon_type.capitalize()}Log"),
+            collector_host=config.param("COLLECTOR_HOST"),
+            trust_domain=config.param("TRUST_DOMAIN") or "pool",
+        )
+
+
+class DaemonService(service.MultiService):
+    """One daemon: its listener, its address file and its self-advertising loop.
+
+    Subclasses give ``handlers()`` and may extend ``own_ad()`` and ``advertise_self()``.
+    """
+
+    def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.reactor = reactor
+        self.key = key if key is not None else load_signing_key(settings.signing_key_file)
+        self.start_time: float | None = None
+        self.port = None
+        self._sequence = 0
+        self._advertiser = task.LoopingCall(self._advertise_quietly)
+        self._advertiser.clock = reactor
+
+    # --- what subclasses provide ---
+
+    def handlers(self) -> dict:
+        """The daemon's routes (``/v1/ping`` is added to every daemon)."""
+        return {}
+
+    def own_ad(self) -> dict:
+        """The daemon's ad in JSON form, as it advertises it."""
+        host = socket.gethostname()
+        self._sequence += 1
+        return {
+            "MyType": self.settings.ad_type,
+            "Name": f"{self.settings.daemon_type.lower()}@{host}",
+            "Machine": host,
+            "MyAddress": f"<{self.address}>",
+            "DaemonStartTime": int(self.start_time or 0),
+            "UpdateSequenceNumber": self._sequence,
+            "UpdateInterval": int(self.settings.update_interval),
+            "ClassAdLifetime": int(self.settings.ad_lifetime),
+            "RoostPid": os.getpid(),
+        }
+
+    def advertise_self(self, ad: dict) -> Deferred | None:
+        """Send the daemon's ad to the collector (the collector overrides this)."""
+        if not self.settings.collector_host:
+            _log.info("{daemon}: no COLLECTOR_HOST, not advertising", daemon=self.settings.daemon_type)
+            return None
+        token = issue_token(
+            self.key, f"{self.settings.daemon_type.lower()}@{self.settings.trust_domain}", ["DAEMON"],
+            lifetime=self.settings.ad_lifetime, now=self.reactor.seconds(),
+        )
+        client = AsyncClient(self.settings.collector_host, token=token, timeout=self.settings.request_timeout)
+        return client.call(ADVERTISE, {"ads": [ad]}, ad_type=self.settings.ad_type)
+
+    # --- lifecycle ---
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of the listener (port 0 before it is open)."""
+        port = self.port.getHost().port if self.port is not None else 0
+        return f"{self.settings.interface}:{port}"
+
+    def startService(self) -> None:
+        """Open the listener, publish the address and start advertising."""
+        super().startService()
+        self.start_time = self.reactor.seconds()
+        table = {PING: self._ping, **self.handlers()}
+        resource = ApiResource(table, token_verifier(self.key, self.reactor))
+        site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
+                         clock=self.reactor)
+        self.port = self.reactor.listenTCP(self.settings.port, site, interface=self.settings.interface)
+        write_address_file(self.settings.address_file, self.address)
+        _log.info("{daemon} listening on {address}", daemon=self.settings.daemon_type, address=self.address)
+        self._advertiser.start(self.settings.update_interval, now=True)
+
+    def stopService(self) -> Deferred:
+        """Stop advertising, close the listener and remove the address file."""
+        if self._advertiser.running:
+            self._advertiser.stop()
+        closing = maybeDeferred(self.port.stopListening) if self.port is not None else succeed(None)
+        closing.addCallback(lambda _: service.MultiService.stopService(self))
+        closing.addCallback(lambda _: remove_quietly(self.settings.address_file))
+        closing.addCallback(lambda _: _log.info("{daemon} stopped", daemon=self.settings.daemon_type))
+        return closing
+
+    def _ping(self, _request) -> JsonReply:
+        return JsonReply({"daemon": self.settings.daemon_type, "address": self.address, "pid": os.getpid()})
+
+    def _advertise_quietly(self) -> Deferred | None:
+        """Advertise once; a failure is logged and the loop carries on."""
+        try:
+            sent = self.advertise_self(self.own_ad())
+        except Exception:
+            _log.failure("{daemon}: advertising failed", daemon=self.settings.daemon_type)
+            return None
+        if isinstance(sent, Deferred):
+            sent.addErrback(lambda failure: _log.warn(
+                "{daemon}: advertising to the collector failed: {why}",
+                daemon=self.settings.daemon_type, why=failure.getErrorMessage(),
+            ))
+        return None
+
+
+def write_address_file(path: str, address: str) -> None:
+    """Write ``<host:port>`` to ``path`` atomically, so a reader never sees half of it."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    partial = f"{path}.{os.getpid()}.tmp"
+    with open(partial, "w", encoding="utf-8") as out:
+        out.write(f"<{address}>\n")
+    os.replace(partial, path)
+
+
+def remove_quietly(path: str) -> None:
+    """Remove ``path`` if it is there."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+ServiceFactory = Callable[[DaemonSettings, object, Config], DaemonService]

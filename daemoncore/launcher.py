@@ -1,0 +1,70 @@
+"""Running a daemon as a process: read config and arguments, log to the daemon's
+file, start its service on the reactor and stop it cleanly on SIGTERM or SIGINT.
+This is the one place that imports the global reactor."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import attrs
+from twisted.logger import FileLogObserver, formatEventAsClassicLogText, globalLogBeginner, Logger
+
+from daemoncore.config import Config, ConfigError
+from daemoncore.daemon import DaemonSettings, ServiceFactory
+from daemoncore.security import SecurityError
+
+_log = Logger()
+
+
+def parse_arguments(daemon_type: str, argv: list[str] | None) -> argparse.Namespace:
+    """The command line of a daemon process."""
+    parser = argparse.ArgumentParser(prog=f"roost-{daemon_type.lower()}", description=f"Run the Roost {daemon_type.lower()}.")
+    parser.add_argument("--port", type=int, help="port to listen on (default: config, else any free port)")
+    parser.add_argument("--address-file", help="file to write <host:port> to once listening")
+    parser.add_argument("--log-file", help="file to log to (default: config's LOG directory)")
+    parser.add_argument("-f", "--foreground", action="store_true", help="accepted for HTCondor compatibility")
+    return parser.parse_args(argv)
+
+
+def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list[str] | None = None) -> int:
+    """Run daemon ``daemon_type`` until the reactor stops; the process exit status."""
+    args = parse_arguments(daemon_type, argv)
+    try:
+        config = Config.load().for_subsystem(daemon_type)
+        settings = DaemonSettings.from_config(config, daemon_type, ad_type)
+    except ConfigError as exc:
+        print(f"roost {daemon_type.lower()}: {exc}", file=sys.stderr)
+        return 2
+    overrides = {"port": args.port, "address_file": args.address_file, "log_file": args.log_file}
+    settings = attrs.evolve(settings, **{k: v for k, v in overrides.items() if v is not None})
+    try:
+        log_file = open(settings.log_file, "a", encoding="utf-8", buffering=1)
+    except OSError as exc:
+        print(f"roost {daemon_type.lower()}: cannot open log file {settings.log_file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    globalLogBeginner.beginLoggingTo([FileLogObserver(log_file, formatEventAsClassicLogText)], redirectStandardIO=False)
+
+    from twisted.internet import reactor
+
+    try:
+        daemon = build(settings, reactor, config)
+    except (ConfigError, SecurityError) as exc:
+        print(f"roost {daemon_type.lower()}: {exc}", file=sys.stderr)
+        return 2
+    status = {"code": 0}
+
+    def start() -> None:
+        try:
+            daemon.startService()
+        except Exception as exc:
+            _log.failure("{daemon} could not start", daemon=daemon_type)
+            print(f"roost {daemon_type.lower()}: could not start: {exc}", file=sys.stderr)
+            status["code"] = 1
+            reactor.stop()
+            return
+        reactor.addSystemEventTrigger("before", "shutdown", daemon.stopService)
+
+    reactor.callWhenRunning(start)
+    reactor.run()
+    return status["code"]

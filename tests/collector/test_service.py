@@ -1,0 +1,69 @@
+"""Tests for collector.service with MemoryReactorClock (no sockets)."""
+
+import pytest
+from twisted.internet.testing import MemoryReactorClock
+
+from collector.service import CollectorService
+from daemoncore.daemon import DaemonSettings
+
+KEY = b"service-test-signing-key-0123456789ab"
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return DaemonSettings(
+        daemon_type="COLLECTOR", ad_type="Collector", interface="127.0.0.1", port=0,
+        update_interval=300, ad_lifetime=900, max_body=1 << 20, request_timeout=60,
+        signing_key_file="", address_file=str(tmp_path / ".collector_address"),
+        log_file=str(tmp_path / "CollectorLog"), collector_host=None, trust_domain="pool",
+    )
+
+
+@pytest.fixture
+def reactor():
+    return MemoryReactorClock()
+
+
+def test_start_listens_on_loopback_and_writes_address(settings, reactor, tmp_path):
+    """Starting listens on 127.0.0.1 and writes the address file; stopping removes it."""
+    collector = CollectorService(settings, reactor, key=KEY)
+    collector.startService()
+    port, _site, _backlog, interface = reactor.tcpServers[0]
+    assert (port, interface) == (0, "127.0.0.1")
+    assert (tmp_path / ".collector_address").read_text().startswith("<127.0.0.1:")
+    collector.stopService()
+    assert not (tmp_path / ".collector_address").exists()
+
+
+def test_collector_advertises_itself_every_update_interval(settings, reactor):
+    """The collector's own ad is in its store at once and refreshed every UPDATE_INTERVAL."""
+    collector = CollectorService(settings, reactor, key=KEY)
+    collector.startService()
+    [own] = collector.store.query("Collector")
+    assert own.wire["UpdateSequenceNumber"] == 1
+    reactor.advance(299)
+    assert next(collector.store.query("Collector")).wire["UpdateSequenceNumber"] == 1
+    reactor.advance(1)
+    assert next(collector.store.query("Collector")).wire["UpdateSequenceNumber"] == 2
+    collector.stopService()
+
+
+def test_sweep_drops_expired_ads(settings, reactor):
+    """The periodic sweep removes ads past their lifetime from the store."""
+    collector = CollectorService(settings, reactor, key=KEY, sweep_interval=10)
+    collector.startService()
+    collector.store.update("Machine", None, {"Name": "a", "ClassAdLifetime": 15})
+    reactor.advance(10)
+    assert collector.store.counts().get("Machine") == 1
+    reactor.advance(10)
+    assert "Machine" not in collector.store.counts()
+    collector.stopService()
+
+
+def test_stop_leaves_no_timers(settings, reactor):
+    """After stopping, no delayed calls remain on the clock."""
+    collector = CollectorService(settings, reactor, key=KEY)
+    collector.startService()
+    reactor.advance(1000)
+    collector.stopService()
+    assert reactor.getDelayedCalls() == []
