@@ -168,6 +168,21 @@ class ClusterBuilder:
             diff[k.lower()] = (k, v)
         self.result.procs.append(diff)
 
+    def _run(self, rule: Rule, state: ProcState, so_far: Callable[[str], object]) -> RuleReader:
+        """Run one rule, recording what it read; errors get the command's line."""
+        i = self.rules.index(rule)
+        reader = RuleReader(state, so_far)
+        try:
+            rule(reader)
+        except SubmitError as exc:
+            command = self.commands.get((exc.command or "").lower())
+            if command is None or exc.line is not None:
+                raise
+            raise exc.located(file=command.file, line=command.line, command=command.name) from None
+        self.command_deps[i] |= reader.command_reads
+        self.attr_deps[i] |= reader.attr_reads
+        return reader
+
     def _first(self, state: ProcState) -> dict[str, tuple[str, object]]:
         ad: dict[str, tuple[str, object]] = {}
 
@@ -176,10 +191,7 @@ class ClusterBuilder:
             return None if entry is None or entry[1] is DELETED else entry[1]
 
         for i, rule in enumerate(self.rules):
-            reader = RuleReader(state, so_far)
-            rule(reader)
-            self.command_deps[i] |= reader.command_reads
-            self.attr_deps[i] |= reader.attr_reads
+            reader = self._run(rule, state, so_far)
             for key, entry in reader.writes.items():
                 ad[key] = entry
                 self.writer[key] = i
@@ -199,10 +211,7 @@ class ClusterBuilder:
         for i, rule in enumerate(self.rules):
             if not (self.command_deps[i] & self.per_proc or self.attr_deps[i] & changed.keys()):
                 continue
-            reader = RuleReader(state, so_far)
-            rule(reader)
-            self.command_deps[i] |= reader.command_reads
-            self.attr_deps[i] |= reader.attr_reads
+            reader = self._run(rule, state, so_far)
             for key in self.wrote[i] | reader.writes.keys():
                 if self.writer.get(key, i) > i:
                     continue

@@ -602,7 +602,8 @@ def credentials(r: RuleReader) -> None:
         r["x509userproxy"] = string_value(proxy)
     if is_true(r.get("use_scitokens")):
         token = r.get("scitokens_file")
-        path = in_iwd(r, string_value(token)) if token else os.environ.get("BEARER_TOKEN_FILE")
+        environ = r.context.environ
+        path = in_iwd(r, string_value(token)) if token else environ.get("BEARER_TOKEN_FILE")
         if not path or not os.path.isfile(path):
             raise fail("use_scitokens = true needs a token file (scitokens_file or "
                        "BEARER_TOKEN_FILE) that exists", "use_scitokens")

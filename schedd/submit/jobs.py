@@ -48,6 +48,9 @@ KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
 }
 
 
+_REQUESTS = ["request_cpus", "request_memory", "request_disk", "request_gpus"]
+
+
 def host_predefined() -> dict[str, str]:
     """Macros every description can use that describe this host."""
     arch = _ARCH_NAMES.get(platform.machine().lower(), platform.machine().upper())
@@ -80,15 +83,16 @@ def warn_misspellings(description: Description) -> list[str]:
     for key, command in description.commands.items():
         if key in KNOWN_COMMANDS or key.startswith("my.") or "." in key:
             continue
-        if key.startswith("request_") or key.endswith("_container_port"):
+        if key.endswith("_container_port"):
             continue
-        close = difflib.get_close_matches(key, sorted(KNOWN_COMMANDS), n=1, cutoff=0.85)
+        known = _REQUESTS if key.startswith("request_") else sorted(KNOWN_COMMANDS)
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.85)
         if close:
             where = f"{command.file or '<submit description>'}, line {command.line}"
             message = (f"{where}: {command.name!r} is not a submit command (kept as a macro); "
                        f"did you mean {close[0]!r}?")
             messages.append(message)
-            warnings.warn(message, SubmitWarning, stacklevel=3)
+            warnings.warn(message, SubmitWarning, stacklevel=4)
     return messages
 
 
@@ -102,6 +106,7 @@ def queue_statements(description: Description) -> tuple[QueueStatement, ...]:
 def expand(description: Description, options: SubmitOptions) -> list[ExpandedCluster]:
     """Every queue statement expanded into a cluster ad and per-proc differences;
     raises :class:`SubmitError` and produces nothing when any proc fails."""
+    warn_misspellings(description)
     predefined = {**host_predefined(), **time_predefined(options.qdate)}
     context = BuildContext(os.path.abspath(options.cwd), options.owner, options.environ,
                            predefined)
