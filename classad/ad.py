@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 
 from classad import expr as e
-from classad.evaluate import NOT_CONSTANT, compile_expr, context_for, evaluate_entry
+from classad import matching
+from classad.evaluate import NOT_CONSTANT, Context, compile_expr, evaluate_entry, root_of
+from classad.values import ERROR, UNDEFINED
 
 
 class Entry:
@@ -103,12 +105,12 @@ class ClassAd(MutableMapping):
     def evaluate(self, attr: str, target: "ClassAd | None" = None):
         """The raw ClassAd value of ``attr`` (UNDEFINED if absent), optionally
         against a target ad; this is what daemons call."""
-        from classad.evaluate import root_of
-        from classad.values import ERROR, UNDEFINED
         entry = self._attrs.get(attr.lower())
         if entry is None:
             return UNDEFINED
-        ctx = context_for(self, None if target is None else root_of(target))
+        if target is not None and target.parent is not None:
+            target = root_of(target)
+        ctx = Context(self, self if self.parent is None else root_of(self), target, set())
         try:
             return evaluate_entry(entry, ctx)
         except RecursionError:
@@ -126,13 +128,11 @@ class ClassAd(MutableMapping):
 
     def matches(self, other: "ClassAd") -> bool:
         """True when ``other``'s Requirements accept this ad."""
-        from classad.matching import requirements_accept
-        return requirements_accept(other, self)
+        return matching.requirements_accept(other, self)
 
     def symmetricMatch(self, other: "ClassAd") -> bool:
         """True when each ad's Requirements accept the other."""
-        from classad.matching import symmetric_match
-        return symmetric_match(self, other)
+        return matching.symmetric_match(self, other)
 
     def externalRefs(self, expr) -> list[str]:
         """Attributes ``expr`` refers to that this ad does not define."""

@@ -277,7 +277,8 @@ def _compile_binary(node: e.Binary) -> Compiled:
     if op == "=!=":
         return lambda ctx: ops.not_identical(left(ctx), right(ctx))
     if op in ops.COMPARISON:
-        return _compile_comparison(op, left, right)
+        constant = node.right.value if type(node.right) is e.Literal else NOT_CONSTANT
+        return _compile_comparison(op, left, right, constant)
     if op in ops.ARITHMETIC:
         return _compile_arithmetic(op, left, right)
     return lambda ctx: ops.bitwise(op, left(ctx), right(ctx))
@@ -317,17 +318,34 @@ _FAST_COMPARE = {
 }
 
 
-def _compile_comparison(op: str, left: Compiled, right: Compiled) -> Compiled:
+def _compile_comparison(op: str, left: Compiled, right: Compiled, constant=NOT_CONSTANT) -> Compiled:
     fast = _FAST_COMPARE[op]
     fold = ops.fold_case
     slow = ops.compare
+    if type(constant) is str:
+        folded = fold(constant)
+
+        def against_string(ctx):
+            a = left(ctx)
+            if type(a) is str:
+                return fast(fold(a), folded)
+            return slow(op, a, constant)
+        return against_string
+    if type(constant) is int or type(constant) is float:
+        kind = type(constant)
+
+        def against_number(ctx):
+            a = left(ctx)
+            if type(a) is kind:
+                return fast(a, constant)
+            return slow(op, a, constant)
+        return against_number
 
     def comparison(ctx):
         a = left(ctx)
         b = right(ctx)
         ta = type(a)
-        tb = type(b)
-        if ta is tb:
+        if ta is type(b):
             if ta is int or ta is float:
                 return fast(a, b)
             if ta is str:

@@ -118,9 +118,24 @@ def old_value_to_new(text: str) -> str:
     return "".join(out)
 
 
+_OLD_VALUES: dict[str, object] = {}
+_OLD_VALUES_LIMIT = 100_000
+
+
 def parse_old_value(text: str):
-    """The expression tree of one old-syntax value; literals take a fast path."""
-    text = text.strip()
+    """The expression tree of one old-syntax value. Trees are remembered by text, and
+    plain integers, strings and booleans skip the grammar."""
+    node = _OLD_VALUES.get(text)
+    if node is not None:
+        return node
+    node = _parse_old_value(text.strip())
+    if len(_OLD_VALUES) >= _OLD_VALUES_LIMIT:
+        _OLD_VALUES.clear()
+    _OLD_VALUES[text] = node
+    return node
+
+
+def _parse_old_value(text: str):
     if _SIMPLE_INT.match(text):
         return e.Literal(int(text))
     m = _SIMPLE_STRING.match(text)
@@ -141,36 +156,40 @@ def parse_old_line(line: str, lineno: int = 1):
     try:
         return name, parse_old_value(value)
     except ClassAdParseError as err:
-        column = len(line) - len(line.lstrip()) + 1 if err.column is None else \
-            line.index("=") + 1 + (err.column or 0)
+        column = line.index("=") + 1 + (err.column or 1)
         raise ClassAdParseError(f"attribute {name}: {err.reason}", lineno, column, err.context) from None
 
 
 def parse_old_ads(text: str) -> Iterator:
-    """Ads in old syntax, separated by blank lines; ``#`` lines are comments."""
-    from classad.ad import ClassAd
+    """Ads in old syntax, separated by blank lines; ``#`` lines are comments. A text
+    holding only comments is one ad with no attributes."""
+    from classad.ad import ClassAd, Entry
 
-    pairs: list = []
-    seen_any = False
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r")
+    attrs: dict = {}
+    started = False
+    for lineno, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if not stripped:
-            if pairs:
-                yield ClassAd.from_entries(merge_entries(pairs))
-                pairs = []
+            if started:
+                yield _old_ad(ClassAd, attrs)
+                attrs, started = {}, False
             continue
-        seen_any = True
-        if stripped.startswith("#"):
+        started = True
+        if stripped[0] == "#":
             continue
-        pairs.append(parse_old_line(line, lineno))
-    if pairs or (seen_any and not pairs and _only_comments(text)):
-        yield ClassAd.from_entries(merge_entries(pairs))
+        name, node = parse_old_line(line, lineno)
+        key = name.lower()
+        old = attrs.get(key)
+        attrs[key] = Entry(name if old is None else old.name, node)
+    if started:
+        yield _old_ad(ClassAd, attrs)
 
 
-def _only_comments(text: str) -> bool:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return bool(lines) and all(ln.startswith("#") for ln in lines)
+def _old_ad(cls, attrs: dict):
+    ad = cls.__new__(cls)
+    ad._attrs = attrs
+    ad.parent = None
+    return ad
 
 
 def print_old(ad) -> str:
