@@ -193,9 +193,10 @@ def _old_ad(cls, attrs: dict):
 
 
 def print_old(ad) -> str:
-    from classad.unparse import unparse_expr
+    from classad.unparse import quote_old_string, unparse_expr
 
-    return "".join(f"{entry.name} = {unparse_expr(entry.expr)}\n" for entry in ad._ordered())
+    return "".join(f"{entry.name} = {unparse_expr(entry.expr, quote_old_string)}\n"
+                   for entry in ad._ordered())
 
 
 # --- JSON ----------------------------------------------------------------------

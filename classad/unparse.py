@@ -98,40 +98,42 @@ def quote_name(name: str) -> str:
 _PRINTED_OP = {"=?=": "is", "=!=": "isnt"}
 
 
-def unparse_expr(node) -> str:
-    """The compact canonical text of an expression tree (HTCondor's one-line form)."""
+def unparse_expr(node, quote=None) -> str:
+    """The compact canonical text of an expression tree (HTCondor's one-line form);
+    ``quote`` prints string literals (the old syntax quotes differently)."""
     from classad import expr as e
 
     t = type(node)
     if t is e.Literal:
-        return unparse_value(node.value)
+        return unparse_value(node.value) if quote is None or type(node.value) is not str \
+            else quote(node.value)
     if t is e.AttrRef:
         return ("." if node.absolute else "") + quote_name(node.name)
     if t is e.Binary:
         op = _PRINTED_OP.get(node.op, node.op)
-        return f"{unparse_expr(node.left)} {op} {unparse_expr(node.right)}"
+        return f"{unparse_expr(node.left, quote)} {op} {unparse_expr(node.right, quote)}"
     if t is e.Select:
-        return f"{unparse_expr(node.base)}.{node.name}"
+        return f"{unparse_expr(node.base, quote)}.{node.name}"
     if t is e.Subscript:
-        return f"{unparse_expr(node.base)}[{unparse_expr(node.index)}]"
+        return f"{unparse_expr(node.base, quote)}[{unparse_expr(node.index, quote)}]"
     if t is e.Unary:
-        return f" {node.op}{unparse_expr(node.operand)}"
+        return f" {node.op}{unparse_expr(node.operand, quote)}"
     if t is e.Paren:
-        return f"({unparse_expr(node.inner)})"
+        return f"({unparse_expr(node.inner, quote)})"
     if t is e.Ternary:
-        return f"{unparse_expr(node.cond)} ? {unparse_expr(node.then)} : {unparse_expr(node.otherwise)}"
+        return f"{unparse_expr(node.cond, quote)} ? {unparse_expr(node.then, quote)} : {unparse_expr(node.otherwise, quote)}"
     if t is e.Elvis:
-        return f"{unparse_expr(node.left)} ?: {unparse_expr(node.right)}"
+        return f"{unparse_expr(node.left, quote)} ?: {unparse_expr(node.right, quote)}"
     if t is e.Call:
         if node.is_folded:
             return _unparse_folded(node)
-        return f"{node.name}({','.join(unparse_expr(a) for a in node.args)})"
+        return f"{node.name}({','.join(unparse_expr(a, quote) for a in node.args)})"
     if t is e.ListExpr:
         if not node.items:
             return "{  }"
-        return "{ " + ",".join(unparse_expr(i) for i in node.items) + " }"
+        return "{ " + ",".join(unparse_expr(i, quote) for i in node.items) + " }"
     if t is e.RecordExpr:
-        return unparse_record(node.entries)
+        return unparse_record(node.entries, quote)
     from classad.ad import ClassAd
 
     if isinstance(node, ClassAd):
@@ -146,11 +148,11 @@ def _unparse_folded(node) -> str:
     return f'{node.name}("{format_reltime(node.folded)}")'
 
 
-def unparse_record(entries) -> str:
+def unparse_record(entries, quote=None) -> str:
     """``[ a = 1; b = 2 ]`` from ``(name, expr)`` pairs."""
     if not entries:
         return "[  ]"
-    return "[ " + "; ".join(f"{quote_name(n)} = {unparse_expr(x)}" for n, x in entries) + " ]"
+    return "[ " + "; ".join(f"{quote_name(n)} = {unparse_expr(x, quote)}" for n, x in entries) + " ]"
 
 
 def unparse_pretty(node, indent: int = 0) -> str:
@@ -169,3 +171,8 @@ def unparse_pretty(node, indent: int = 0) -> str:
                            for n, x in node.entries)
         return f"\n{pad}[\n{inner}\n{pad}]"
     return unparse_expr(node)
+
+
+def quote_old_string(s: str) -> str:
+    """A string literal in the old syntax, where a backslash escapes only ``"``."""
+    return '"' + s.replace('"', '\\"') + '"'
