@@ -14,6 +14,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("bindings.cli.config", "print configuration values and where they were set"),
     "token": ("bindings.cli.token", "create and list identity tokens"),
+    "submit": ("bindings.cli.submit", "submit jobs from a submit description file"),
 }
 
 

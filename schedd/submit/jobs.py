@@ -158,32 +158,32 @@ def _expand_statement(statement: QueueStatement, options: SubmitOptions,
     return result, proc_id
 
 
-def classad_value(value: object):
-    """A submit value as something a ClassAd stores."""
+def classad_node(value: object):
+    """A submit value as a ClassAd expression node (parsed once per distinct text)."""
+    from classad.convert import python_to_node
+
     from schedd.submit.exprs import tree
 
     if isinstance(value, Expr):
-        return tree(value.text)
-    return value
+        return tree(value.text)._node
+    return python_to_node(value)
 
 
 def to_classads(expanded: list[ExpandedCluster]) -> Iterator:
-    """Complete job ads (cluster attributes merged with each proc's) as ClassAds."""
+    """Complete job ads (cluster attributes merged with each proc's) as ClassAds; the
+    cluster's expression nodes are shared, never copied."""
     from schedd.submit.exprs import ClassAd
 
     for cluster in expanded:
-        shared = {k: (name, classad_value(v)) for k, (name, v) in cluster.cluster.items()}
-        for index in range(len(cluster.procs)):
-            ad = ClassAd()
+        shared = {k: (name, classad_node(v)) for k, (name, v) in cluster.cluster.items()}
+        for diff in cluster.procs:
             merged = dict(shared)
-            for key, (name, value) in cluster.procs[index].items():
-                if value is not DELETED:
-                    merged[key] = (name, classad_value(value))
-                else:
+            for key, (name, value) in diff.items():
+                if value is DELETED:
                     merged.pop(key, None)
-            for name, value in merged.values():
-                ad[name] = value
-            yield ad
+                else:
+                    merged[key] = (shared[key][0] if key in shared else name, classad_node(value))
+            yield ClassAd.from_entries(merged.values())
 
 
 __all__ = ["SubmitOptions", "expand", "to_classads", "warn_misspellings", "UNDEFINED"]
