@@ -117,11 +117,11 @@ def _compile(constraint: str):
         raise BadRequest(f"$.constraint: {exc}") from None
 
 
-def _projected(found: Iterator[StoredAd], projection: list[str]) -> Iterator[dict]:
+def _projected(found: Iterator[StoredAd], projection: list[str]) -> Iterator[dict | bytes]:
     if not projection:
         for stored in found:
-            yield stored.wire
+            yield stored.line
         return
-    wanted = {name.lower() for name in projection}
+    wanted = list(dict.fromkeys(name.lower() for name in projection))
     for stored in found:
-        yield {key: value for key, value in stored.wire.items() if key.lower() in wanted}
+        yield stored.project(wanted)

@@ -13,6 +13,7 @@ from attrs import define, field, frozen
 
 from collector.adtypes import ANY
 from collector.errors import AdRejected
+from daemoncore.wire.ndjson import encode_line
 
 DEFAULT_LIFETIME_SECONDS = 900
 
@@ -22,13 +23,21 @@ Predicate = Callable[[object], bool]
 @frozen
 class StoredAd:
     """One ad as the collector holds it: the parsed ad for constraints, its JSON
-    form for answers, and when it expires."""
+    form for answers (also as a ready NDJSON line, and its attribute names by lower
+    case for projections), and when it expires."""
 
     ad_type: str
     name: str
     ad: object = field(repr=False)
     wire: dict = field(repr=False)
     expires_at: float
+    line: bytes = field(repr=False)
+    keys_by_lower: dict[str, str] = field(repr=False)
+
+    def project(self, lowered_names: list[str]) -> dict:
+        """The ad's JSON form cut down to the named attributes (names in lower case)."""
+        keys = self.keys_by_lower
+        return {keys[name]: self.wire[keys[name]] for name in lowered_names if name in keys}
 
 
 def wire_attribute(wire: dict, name: str) -> object:
@@ -91,6 +100,8 @@ class AdStore:
             ad=ad,
             wire=wire,
             expires_at=self.clock.seconds() + ad_lifetime(wire, self.default_lifetime),
+            line=encode_line(wire),
+            keys_by_lower={key.lower(): key for key in wire},
         )
         self._table(private).setdefault(ad_type, {})[stored.name] = stored
         return stored

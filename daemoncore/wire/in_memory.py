@@ -48,8 +48,8 @@ def encode_request(
 
 
 def exchange(site: Site, raw: bytes, clock: Clock, chunk_size: int = 4096) -> tuple[RawResponse, StringTransport]:
-    """Feed ``raw`` to a fresh connection in chunks, run the clock until quiet and
-    parse what came back."""
+    """Feed ``raw`` to a fresh connection in chunks, run what is due on the clock
+    (not later timeouts) and parse what came back."""
     protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
     transport = StringTransport()
     protocol.makeConnection(transport)
@@ -57,9 +57,7 @@ def exchange(site: Site, raw: bytes, clock: Clock, chunk_size: int = 4096) -> tu
         if transport.disconnecting:
             break
         protocol.dataReceived(raw[start:start + chunk_size])
-    for _ in range(10_000):
-        if not clock.getDelayedCalls():
-            break
+    while any(call.getTime() <= clock.seconds() for call in clock.getDelayedCalls()):
         clock.advance(0)
     response = parse_response(transport.value())
     protocol.connectionLost(None)

@@ -6,9 +6,12 @@ import json
 from collections.abc import Iterator
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def encode_line(obj: object) -> bytes:
     """One object as a compact JSON line ending in a newline."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return _ENCODE(obj).encode("utf-8") + b"\n"
 
 
 class LineDecoder:

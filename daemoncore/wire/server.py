@@ -27,6 +27,7 @@ NDJSON_TYPE = b"application/x-ndjson"
 MAX_BODY_BYTES = 16 * 1024 * 1024
 IDLE_TIMEOUT_SECONDS = 60
 STREAM_CHUNK_BYTES = 64 * 1024
+STREAM_YIELD_ITEMS = 64
 
 _log = Logger()
 
@@ -71,7 +72,8 @@ class JsonReply:
 
 @frozen
 class StreamReply:
-    """An NDJSON answer, one line per item, written as the iterable yields."""
+    """An NDJSON answer, one line per item, written as the iterable yields; an item
+    may be an object or its already encoded line (bytes ending in a newline)."""
 
     items: Iterable[object]
 
@@ -189,20 +191,22 @@ class ApiResource(Resource):
 
 
 def _write_lines(items: Iterable[object], request: server.Request, gone: list[bool]):
-    """Write items as NDJSON lines in chunks, yielding between items so a long
+    """Write items as NDJSON lines in chunks, yielding every few items so a long
     answer shares the reactor."""
     chunk: list[bytes] = []
     size = 0
     for item in items:
         if gone:
             return
-        line = encode_line(item)
+        line = item if isinstance(item, bytes) else encode_line(item)
         chunk.append(line)
         size += len(line)
         if size >= STREAM_CHUNK_BYTES:
             request.write(b"".join(chunk))
             chunk, size = [], 0
-        yield None
+            yield None
+        elif len(chunk) % STREAM_YIELD_ITEMS == 0:
+            yield None
     if chunk and not gone:
         request.write(b"".join(chunk))
 
