@@ -61,6 +61,22 @@ class ClassAd(MutableMapping):
         ad.parent = parent
         return ad
 
+    def derive(self, changes, deleted=()) -> "ClassAd":
+        """A new ad with this ad's attributes plus ``changes`` (``(name, expr)``
+        pairs) and without ``deleted`` names. The unchanged attributes' entries are
+        shared, so a proc ad derived from its cluster ad costs only its differences."""
+        ad = ClassAd.__new__(ClassAd)
+        attrs = dict(self._attrs)
+        for name in deleted:
+            attrs.pop(name.lower(), None)
+        for name, node in changes:
+            key = name.lower()
+            old = attrs.get(key)
+            attrs[key] = Entry(name if old is None else old.name, node)
+        ad._attrs = attrs
+        ad.parent = self.parent
+        return ad
+
     # --- mapping protocol ---------------------------------------------------
     def __getitem__(self, key: str):
         from classad.convert import node_to_python

@@ -7,12 +7,8 @@ import functools
 
 import classad
 
-try:
-    ExprTree = classad.ExprTree
-    ClassAd = classad.ClassAd
-except AttributeError:  # the package's public names are still being filled in
-    from classad.ad import ClassAd  # type: ignore[no-redef]
-    from classad.exprtree import ExprTree  # type: ignore[no-redef]
+ExprTree = classad.ExprTree
+ClassAd = classad.ClassAd
 
 
 def parse_error(text: str) -> str | None:

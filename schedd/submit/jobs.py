@@ -175,15 +175,10 @@ def to_classads(expanded: list[ExpandedCluster]) -> Iterator:
     from schedd.submit.exprs import ClassAd
 
     for cluster in expanded:
-        shared = {k: (name, classad_node(v)) for k, (name, v) in cluster.cluster.items()}
+        shared = ClassAd.from_entries((name, classad_node(v)) for name, v in cluster.cluster.values())
         for diff in cluster.procs:
-            merged = dict(shared)
-            for key, (name, value) in diff.items():
-                if value is DELETED:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = (shared[key][0] if key in shared else name, classad_node(value))
-            yield ClassAd.from_entries(merged.values())
-
+            deleted = [name for name, value in diff.values() if value is DELETED]
+            changes = [(name, classad_node(value)) for name, value in diff.values() if value is not DELETED]
+            yield shared.derive(changes, deleted)
 
 __all__ = ["SubmitOptions", "expand", "to_classads", "warn_misspellings", "UNDEFINED"]
