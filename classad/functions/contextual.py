@@ -49,33 +49,36 @@ def _ads_in(value):
     return isinstance(value, ClassAd)
 
 
-@builtin("evalInEachContext", 2, lazy=True)
-def eval_in_each_context(ctx, args):
-    """The first argument evaluated with each ad of the list as its scope."""
+def _each_ad(ctx, args):
+    """The contexts of the ads in the second argument's list (None for an element
+    that is not an ad), or the UNDEFINED/ERROR value the whole call gives."""
     ads = args[1](ctx)
     if ads is UNDEFINED:
         return UNDEFINED
     if type(ads) is not list:
         return ERROR
+    return [(ctx.frame_for(ad) if _ads_in(ad) else None, ad) for ad in ads]
+
+
+@builtin("evalInEachContext", 2, lazy=True)
+def eval_in_each_context(ctx, args):
+    """The first argument evaluated with each ad of the list as its scope."""
+    frames = _each_ad(ctx, args)
+    if type(frames) is not list:
+        return frames
     expr = args[0]
-    return [expr(ctx.frame_for(ad)) if _ads_in(ad) else (UNDEFINED if ad is UNDEFINED else ERROR)
-            for ad in ads]
+    return [expr(frame) if frame is not None else (UNDEFINED if ad is UNDEFINED else ERROR)
+            for frame, ad in frames]
 
 
 @builtin("countMatches", 2, lazy=True)
 def count_matches(ctx, args):
     """How many ads of the list the first argument is true in."""
-    ads = args[1](ctx)
-    if ads is UNDEFINED:
-        return UNDEFINED
-    if type(ads) is not list:
-        return ERROR
+    frames = _each_ad(ctx, args)
+    if type(frames) is not list:
+        return frames
     expr = args[0]
-    count = 0
-    for ad in ads:
-        if _ads_in(ad) and ops.truth(expr(ctx.frame_for(ad))) is True:
-            count += 1
-    return count
+    return sum(1 for frame, _ in frames if frame is not None and ops.truth(expr(frame)) is True)
 
 
 def _referenced_expression(ctx, node):
