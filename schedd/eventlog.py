@@ -1,0 +1,280 @@
+"""The user job event log: events as values, written in HTCondor's text format
+(or as JSON lines) to the file a job's ``log`` command names, under an exclusive
+``fcntl`` lock so several writers never interleave an event."""
+
+from __future__ import annotations
+
+import enum
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from schedd.errors import EventLogError
+
+
+class EventType(enum.IntEnum):
+    """Event numbers, named as HTCondor's ``JobEventType``."""
+
+    SUBMIT = 0
+    EXECUTE = 1
+    EXECUTABLE_ERROR = 2
+    CHECKPOINTED = 3
+    JOB_EVICTED = 4
+    JOB_TERMINATED = 5
+    IMAGE_SIZE = 6
+    SHADOW_EXCEPTION = 7
+    GENERIC = 8
+    JOB_ABORTED = 9
+    JOB_SUSPENDED = 10
+    JOB_UNSUSPENDED = 11
+    JOB_HELD = 12
+    JOB_RELEASED = 13
+    NODE_EXECUTE = 14
+    NODE_TERMINATED = 15
+    POST_SCRIPT_TERMINATED = 16
+    GLOBUS_SUBMIT = 17
+    GLOBUS_SUBMIT_FAILED = 18
+    GLOBUS_RESOURCE_UP = 19
+    GLOBUS_RESOURCE_DOWN = 20
+    REMOTE_ERROR = 21
+    JOB_DISCONNECTED = 22
+    JOB_RECONNECTED = 23
+    JOB_RECONNECT_FAILED = 24
+    GRID_RESOURCE_UP = 25
+    GRID_RESOURCE_DOWN = 26
+    GRID_SUBMIT = 27
+    JOB_AD_INFORMATION = 28
+    JOB_STATUS_UNKNOWN = 29
+    JOB_STATUS_KNOWN = 30
+    JOB_STAGE_IN = 31
+    JOB_STAGE_OUT = 32
+    ATTRIBUTE_UPDATE = 33
+    PRESKIP = 34
+    CLUSTER_SUBMIT = 35
+    CLUSTER_REMOVE = 36
+    FACTORY_PAUSED = 37
+    FACTORY_RESUMED = 38
+    NONE = 39
+    FILE_TRANSFER = 40
+    RESERVE_SPACE = 41
+    RELEASE_SPACE = 42
+    FILE_COMPLETE = 43
+    FILE_USED = 44
+    FILE_REMOVED = 45
+    DATAFLOW_JOB_SKIPPED = 46
+    COMMON_FILES = 47
+
+
+#: ``MyType`` of each event's ClassAd form (JSON lines and the bindings).
+MY_TYPES = {
+    EventType.SUBMIT: "SubmitEvent", EventType.EXECUTE: "ExecuteEvent",
+    EventType.EXECUTABLE_ERROR: "ExecutableErrorEvent", EventType.CHECKPOINTED: "CheckpointedEvent",
+    EventType.JOB_EVICTED: "JobEvictedEvent", EventType.JOB_TERMINATED: "JobTerminatedEvent",
+    EventType.IMAGE_SIZE: "JobImageSizeEvent", EventType.SHADOW_EXCEPTION: "ShadowExceptionEvent",
+    EventType.GENERIC: "GenericEvent", EventType.JOB_ABORTED: "JobAbortedEvent",
+    EventType.JOB_SUSPENDED: "JobSuspendedEvent", EventType.JOB_UNSUSPENDED: "JobUnsuspendedEvent",
+    EventType.JOB_HELD: "JobHeldEvent", EventType.JOB_RELEASED: "JobReleaseEvent",
+    EventType.JOB_DISCONNECTED: "JobDisconnectedEvent", EventType.JOB_RECONNECTED: "JobReconnectedEvent",
+    EventType.JOB_RECONNECT_FAILED: "JobReconnectFailedEvent",
+}
+
+#: The resources of the 005 table: row label, and the attribute stem of each column.
+RESOURCE_ROWS = (("Cpus", "Cpus"), ("Disk (KB)", "Disk"), ("GPUs", "GPUs"), ("Memory (MB)", "Memory"))
+
+ZERO_USAGE = "Usr 0 00:00:00, Sys 0 00:00:00"
+USAGE_LINES = (("RunRemoteUsage", "Run Remote Usage"), ("RunLocalUsage", "Run Local Usage"),
+               ("TotalRemoteUsage", "Total Remote Usage"), ("TotalLocalUsage", "Total Local Usage"))
+BYTES_LINES = (("SentBytes", "Run Bytes Sent By Job"), ("ReceivedBytes", "Run Bytes Received By Job"),
+               ("TotalSentBytes", "Total Bytes Sent By Job"),
+               ("TotalReceivedBytes", "Total Bytes Received By Job"))
+
+
+@attrs.frozen
+class Event:
+    """One event for one job: its type, ``cluster.proc.subproc``, time (epoch seconds)
+    and its attributes, named as in HTCondor's event ClassAds."""
+
+    type: EventType
+    cluster: int
+    proc: int
+    time: int
+    attributes: Mapping[str, Any] = attrs.field(factory=dict)
+    subproc: int = 0
+
+
+def format_usage(user_seconds: float, system_seconds: float) -> str:
+    """CPU usage as the event log writes it: ``Usr D HH:MM:SS, Sys D HH:MM:SS``."""
+    return f"Usr {_dhms(user_seconds)}, Sys {_dhms(system_seconds)}"
+
+
+def _dhms(seconds: float) -> str:
+    whole = int(seconds)
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{days} {hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def format_timestamp(epoch: int, utc: bool = False) -> str:
+    """HTCondor's default (ISO date) event time, in local time unless ``utc``."""
+    parts = time.gmtime(epoch) if utc else time.localtime(epoch)
+    return time.strftime("%Y-%m-%d %H:%M:%S", parts)
+
+
+def _get(event: Event, name: str, default: Any = "") -> Any:
+    return event.attributes.get(name, default)
+
+
+def _submit_body(event: Event) -> tuple[str, list[str]]:
+    lines = [str(_get(event, key)) for key in ("LogNotes", "UserNotes") if _get(event, key)]
+    return f"Job submitted from host: {_get(event, 'SubmitHost')}", lines
+
+
+def _execute_body(event: Event) -> tuple[str, list[str]]:
+    lines = [f"SlotName: {_get(event, 'SlotName')}"] if _get(event, "SlotName") else []
+    return f"Job executing on host: {_get(event, 'ExecuteHost')}", lines
+
+
+def _usage_lines(event: Event, which: Iterable[tuple[str, str]]) -> list[str]:
+    return [f"\t{_get(event, key, ZERO_USAGE)}  -  {label}" for key, label in which]
+
+
+def _bytes_lines(event: Event, which: Iterable[tuple[str, str]]) -> list[str]:
+    return [f"{_get(event, key, 0)}  -  {label}" for key, label in which]
+
+
+def _resource_table(event: Event) -> list[str]:
+    rows = []
+    for label, stem in RESOURCE_ROWS:
+        values = [event.attributes.get(name) for name in (stem + "Usage", "Request" + stem, stem)]
+        if all(v is None for v in values):
+            continue
+        cells = ["" if v is None else str(v) for v in values]
+        rows.append(f"   {label:<21}: {cells[0]:>8} {cells[1]:>8} {cells[2]:>9}")
+    if not rows:
+        return []
+    return ["Partitionable Resources :    Usage  Request Allocated"] + rows
+
+
+def _terminated_body(event: Event) -> tuple[str, list[str]]:
+    if _get(event, "TerminatedNormally", True):
+        lines = [f"(1) Normal termination (return value {_get(event, 'ReturnValue', 0)})"]
+    else:
+        lines = [f"(0) Abnormal termination (signal {_get(event, 'TerminatedBySignal', 0)})"]
+        core = _get(event, "CoreFile")
+        lines.append(f"(1) Corefile in: {core}" if core else "(0) No core file")
+    lines += _usage_lines(event, USAGE_LINES)
+    lines += _bytes_lines(event, BYTES_LINES)
+    lines += _resource_table(event)
+    return "Job terminated.", lines
+
+
+def _evicted_body(event: Event) -> tuple[str, list[str]]:
+    if _get(event, "Checkpointed", False):
+        lines = ["(1) Job was checkpointed."]
+    else:
+        lines = ["(0) Job was not checkpointed."]
+    lines += _usage_lines(event, USAGE_LINES[:2])
+    lines += _bytes_lines(event, BYTES_LINES[:2])
+    return "Job was evicted.", lines
+
+
+def _image_size_body(event: Event) -> tuple[str, list[str]]:
+    lines = []
+    for key, label in (("MemoryUsage", "MemoryUsage of job (MB)"),
+                       ("ResidentSetSize", "ResidentSetSize of job (KB)"),
+                       ("ProportionalSetSize", "ProportionalSetSize of job (KB)")):
+        if key in event.attributes:
+            lines.append(f"{event.attributes[key]}  -  {label}")
+    return f"Image size of job updated: {_get(event, 'Size', 0)}", lines
+
+
+def _held_body(event: Event) -> tuple[str, list[str]]:
+    lines = [str(_get(event, "HoldReason")),
+             f"Code {_get(event, 'HoldReasonCode', 0)} Subcode {_get(event, 'HoldReasonSubCode', 0)}"]
+    return "Job was held.", lines
+
+
+def _reason_body(title: str):
+    def body(event: Event) -> tuple[str, list[str]]:
+        reason = _get(event, "Reason")
+        return title, [str(reason)] if reason else []
+    return body
+
+
+_BODIES = {
+    EventType.SUBMIT: _submit_body,
+    EventType.EXECUTE: _execute_body,
+    EventType.JOB_EVICTED: _evicted_body,
+    EventType.JOB_TERMINATED: _terminated_body,
+    EventType.IMAGE_SIZE: _image_size_body,
+    EventType.JOB_ABORTED: _reason_body("Job was aborted."),
+    EventType.JOB_HELD: _held_body,
+    EventType.JOB_RELEASED: _reason_body("Job was released."),
+}
+
+
+def format_text(event: Event, utc: bool = False) -> str:
+    """One event in HTCondor's text form, ending with its ``...`` line.
+
+    Raises:
+        EventLogError: the event type has no text form here.
+    """
+    body = _BODIES.get(event.type)
+    if body is None:
+        raise EventLogError(f"event {event.type.name} ({int(event.type):03d}) cannot be written yet")
+    headline, lines = body(event)
+    header = (f"{int(event.type):03d} ({event.cluster:03d}.{event.proc:03d}.{event.subproc:03d}) "
+              f"{format_timestamp(event.time, utc)} {headline}\n")
+    return header + "".join(f"\t{line}\n" for line in lines) + "...\n"
+
+
+def format_json(event: Event, utc: bool = False) -> str:
+    """One event as a JSON line: its ClassAd form (``MyType``, ``EventTypeNumber``,
+    ``Cluster``, ``Proc``, ``Subproc``, ``EventTime`` and its attributes)."""
+    record: dict[str, Any] = {
+        "MyType": MY_TYPES.get(event.type, "GenericEvent"), "EventTypeNumber": int(event.type),
+        "Cluster": event.cluster, "Proc": event.proc, "Subproc": event.subproc,
+        "EventTime": format_timestamp(event.time, utc).replace(" ", "T"),
+    }
+    record.update(event.attributes)
+    return json.dumps(record, sort_keys=False, default=str) + "\n"
+
+
+@attrs.frozen
+class EventLogWriter:
+    """Appends events to one event log file in the text form or as JSON lines."""
+
+    path: str
+    log_format: str = attrs.field(default="text", validator=attrs.validators.in_(("text", "json")))
+    utc: bool = False
+
+    def write(self, events: Iterable[Event]) -> None:
+        """Append ``events`` in order, holding an exclusive lock for the whole batch.
+
+        Raises:
+            EventLogError: the file cannot be opened or written.
+        """
+        form = format_json if self.log_format == "json" else format_text
+        text = "".join(form(event, self.utc) for event in events)
+        if not text:
+            return
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise EventLogError(f"cannot open event log {self.path}: {exc.strerror}") from None
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX)
+            data = text.encode("utf-8")
+            while data:
+                written = os.write(fd, data)
+                data = data[written:]
+        except OSError as exc:
+            raise EventLogError(f"cannot write event log {self.path}: {exc.strerror}") from None
+        finally:
+            os.close(fd)  # closing drops the lock

@@ -1,0 +1,211 @@
+"""All SQL of the schedd: the job queue (clusters and their procs' differences) and
+the history table, in one SQLite file in WAL mode through sqlite-utils.
+
+Every write happens inside :meth:`QueueDatabase.atomic`, so a request commits once
+and a crash leaves either all of it or none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+
+import attrs
+import sqlite_utils
+
+#: Rows fetched per page while streaming; keeps reads short so writes can interleave.
+PAGE_SIZE = 2000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS queue_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS clusters (cluster_id INTEGER PRIMARY KEY, attrs TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+    cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, status INTEGER NOT NULL,
+    owner TEXT, attrs TEXT NOT NULL, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs (owner, status);
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL,
+    owner TEXT, left_queue REAL NOT NULL, attrs TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS history_by_time ON history (left_queue);
+"""
+
+
+@attrs.frozen
+class JobRow:
+    """One proc as stored: its ids, status and owner columns and its differences."""
+
+    cluster_id: int
+    proc_id: int
+    status: int
+    owner: str | None
+    attrs: str
+
+
+@attrs.frozen
+class HistoryRow:
+    """One finished job as stored in the history table."""
+
+    id: int
+    cluster_id: int
+    proc_id: int
+    left_queue: float
+    attrs: str
+
+
+def _job_row(row: tuple) -> JobRow:
+    return JobRow(*row)
+
+
+class QueueDatabase:
+    """The queue's SQLite file. ``QueueDatabase(path)`` opens (creating) a file in WAL
+    mode; ``QueueDatabase(None)`` is an in-memory database for tests.
+
+    :param path: the file, or None for memory
+    :param synchronous: SQLite's ``synchronous`` setting; NORMAL survives a killed
+        process, FULL also a lost machine
+    """
+
+    def __init__(self, path: str | os.PathLike | None, synchronous: str = "NORMAL") -> None:
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
+        self.db = sqlite_utils.Database(memory=True) if path is None else sqlite_utils.Database(path)
+        if path is not None:
+            self.db.enable_wal()
+        self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator["QueueDatabase"]:
+        """One transaction (nested calls become savepoints)."""
+        with self.db.atomic():
+            yield self
+
+    # --- ids ------------------------------------------------------------------
+    def allocate_cluster_id(self) -> int:
+        """Take the next ClusterId and persist its successor (call inside atomic)."""
+        row = self.db.execute("SELECT value FROM queue_meta WHERE name = 'next_cluster_id'").fetchone()
+        cluster_id = row[0] if row else 1
+        self.db.execute("INSERT OR REPLACE INTO queue_meta (name, value) VALUES ('next_cluster_id', ?)",
+                        [cluster_id + 1])
+        return cluster_id
+
+    def peek_cluster_id(self) -> int:
+        """The ClusterId the next submit will get."""
+        row = self.db.execute("SELECT value FROM queue_meta WHERE name = 'next_cluster_id'").fetchone()
+        return row[0] if row else 1
+
+    # --- clusters and jobs --------------------------------------------------
+    def insert_cluster(self, cluster_id: int, attrs_text: str) -> None:
+        """Store a cluster's common attributes."""
+        self.db.execute("INSERT INTO clusters (cluster_id, attrs) VALUES (?, ?)", [cluster_id, attrs_text])
+
+    def insert_jobs(self, rows: Iterable[tuple[int, int, int, str | None, str]]) -> None:
+        """Store procs as ``(cluster_id, proc_id, status, owner, attrs)`` tuples."""
+        self.db.conn.executemany(
+            "INSERT INTO jobs (cluster_id, proc_id, status, owner, attrs) VALUES (?, ?, ?, ?, ?)", rows)
+
+    def get_cluster_attrs(self, cluster_id: int) -> str | None:
+        """A cluster's stored common attributes, or None."""
+        row = self.db.execute("SELECT attrs FROM clusters WHERE cluster_id = ?", [cluster_id]).fetchone()
+        return row[0] if row else None
+
+    def get_job(self, cluster_id: int, proc_id: int) -> JobRow | None:
+        """One proc's row, or None."""
+        row = self.db.execute(
+            "SELECT cluster_id, proc_id, status, owner, attrs FROM jobs WHERE cluster_id = ? AND proc_id = ?",
+            [cluster_id, proc_id]).fetchone()
+        return _job_row(row) if row else None
+
+    def find_jobs(self, cluster_id: int | None = None, owner: str | None = None,
+                  page_size: int = PAGE_SIZE) -> Iterator[JobRow]:
+        """Every proc (of one cluster, or one owner) in id order, read page by page."""
+        where, params = [], []
+        if cluster_id is not None:
+            where.append("cluster_id = ?")
+            params.append(cluster_id)
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(owner)
+        after = (-1, -1)
+        while True:
+            clauses = where + ["(cluster_id, proc_id) > (?, ?)"]
+            sql = ("SELECT cluster_id, proc_id, status, owner, attrs FROM jobs WHERE "
+                   + " AND ".join(clauses) + " ORDER BY cluster_id, proc_id LIMIT ?")
+            rows = self.db.execute(sql, params + list(after) + [page_size]).fetchall()
+            for row in rows:
+                yield _job_row(row)
+            if len(rows) < page_size:
+                return
+            after = (rows[-1][0], rows[-1][1])
+
+    def set_job(self, cluster_id: int, proc_id: int, status: int, owner: str | None, attrs_text: str) -> None:
+        """Replace one proc's status, owner and differences."""
+        self.db.execute("UPDATE jobs SET status = ?, owner = ?, attrs = ? WHERE cluster_id = ? AND proc_id = ?",
+                        [status, owner, attrs_text, cluster_id, proc_id])
+
+    def delete_job(self, cluster_id: int, proc_id: int) -> None:
+        """Drop one proc, and its cluster once no proc is left."""
+        self.db.execute("DELETE FROM jobs WHERE cluster_id = ? AND proc_id = ?", [cluster_id, proc_id])
+        left = self.db.execute("SELECT 1 FROM jobs WHERE cluster_id = ? LIMIT 1", [cluster_id]).fetchone()
+        if left is None:
+            self.db.execute("DELETE FROM clusters WHERE cluster_id = ?", [cluster_id])
+
+    def count_jobs_by_owner(self) -> list[tuple[str | None, int, int]]:
+        """``(owner, status, count)`` for every owner and status in the queue."""
+        return self.db.execute(
+            "SELECT owner, status, COUNT(*) FROM jobs GROUP BY owner, status ORDER BY owner, status").fetchall()
+
+    def count_jobs(self) -> int:
+        """How many procs are in the queue."""
+        return self.db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+
+    def cluster_ids(self) -> list[int]:
+        """Every stored cluster id, ascending."""
+        return [r[0] for r in self.db.execute("SELECT cluster_id FROM clusters ORDER BY cluster_id")]
+
+    # --- history ------------------------------------------------------------
+    def insert_history(self, cluster_id: int, proc_id: int, owner: str | None,
+                       left_queue: float, attrs_text: str) -> None:
+        """Append one finished job's final ad."""
+        self.db.execute(
+            "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs) VALUES (?, ?, ?, ?, ?)",
+            [cluster_id, proc_id, owner, left_queue, attrs_text])
+
+    def find_history(self, page_size: int = PAGE_SIZE) -> Iterator[HistoryRow]:
+        """Finished jobs, newest first, read page by page."""
+        before = None
+        while True:
+            if before is None:
+                rows = self.db.execute(
+                    "SELECT id, cluster_id, proc_id, left_queue, attrs FROM history ORDER BY id DESC LIMIT ?",
+                    [page_size]).fetchall()
+            else:
+                rows = self.db.execute(
+                    "SELECT id, cluster_id, proc_id, left_queue, attrs FROM history WHERE id < ? "
+                    "ORDER BY id DESC LIMIT ?", [before, page_size]).fetchall()
+            for row in rows:
+                yield HistoryRow(*row)
+            if len(rows) < page_size:
+                return
+            before = rows[-1][0]
+
+    def count_history(self) -> int:
+        """How many finished jobs the history holds."""
+        return self.db.execute("SELECT COUNT(*) FROM history").fetchone()[0]
+
+    def trim_history(self, keep_newest: int | None, left_before: float | None) -> int:
+        """Drop all but the newest ``keep_newest`` rows and rows older than ``left_before``;
+        returns how many rows went."""
+        dropped = 0
+        if left_before is not None:
+            dropped += self.db.execute("DELETE FROM history WHERE left_queue < ?", [left_before]).rowcount
+        if keep_newest is not None:
+            dropped += self.db.execute(
+                "DELETE FROM history WHERE id NOT IN (SELECT id FROM history ORDER BY id DESC LIMIT ?)",
+                [max(keep_newest, 0)]).rowcount
+        return dropped

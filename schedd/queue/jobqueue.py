@@ -1,0 +1,432 @@
+"""The job queue: submitting clusters, querying and editing jobs, and applying state
+transitions, each request in one SQLite transaction. A job that leaves the queue
+moves to the history table in the same transaction."""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from classad import ClassAd, ExprTree
+from classad.convert import python_to_node
+from classad.expr import Literal
+from schedd import states
+from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
+                           NotOwnerError, ProtectedAttributeError)
+from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
+from schedd.queue.constraint import compile_constraint, is_everything
+from schedd.queue.db import JobRow, QueueDatabase
+from schedd.queue.selection import JobSelection
+from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, value_in
+from schedd.states import ClockLike, JobId, JobStatus, Transition, now_from
+
+#: The queue's file in the spool directory.
+QUEUE_FILE = "job_queue.sqlite3"
+
+#: Attributes no edit may change: the schedd alone sets them.
+PROTECTED_ATTRIBUTES = frozenset(name.lower() for name in (
+    "ClusterId", "ProcId", "Owner", "JobStatus", "LastJobStatus", "EnteredCurrentStatus",
+    "GlobalJobId", "MyType", "QDate", "NumHolds", "NumHoldsByReason"))
+
+
+class JobAction(enum.Enum):
+    """Actions on jobs, named as HTCondor's ``JobAction``."""
+
+    Hold = "Hold"
+    Release = "Release"
+    Remove = "Remove"
+    Vacate = "Vacate"
+
+
+@attrs.frozen
+class ActResult:
+    """What an action did: the transitions made (in order) and the jobs it skipped
+    because they were in the wrong state, with why."""
+
+    transitions: tuple[Transition, ...]
+    skipped: tuple[tuple[JobId, str], ...] = ()
+    left_queue: tuple[JobId, ...] = ()
+
+
+def _decode_proc(row: JobRow, only: frozenset[str] | None = None) -> Entries:
+    return decode_entries(row.attrs, only)
+
+
+class JobQueue:
+    """The durable queue in ``spool/job_queue.sqlite3``. Time comes from ``clock``.
+
+    :param spool: directory holding the queue file, or None for an in-memory queue
+    :param clock: an object with ``seconds()`` or a callable returning seconds
+    :param history_max_jobs: ``HISTORY_MAX_JOBS``; None keeps every job
+    :param history_max_age: seconds a finished job stays in history; None forever
+    """
+
+    def __init__(self, spool: str | os.PathLike | None, clock: ClockLike, *,
+                 history_max_jobs: int | None = None, history_max_age: float | None = None,
+                 synchronous: str = "NORMAL") -> None:
+        path = None if spool is None else os.path.join(os.fspath(spool), QUEUE_FILE)
+        self.db = QueueDatabase(path, synchronous=synchronous)
+        self.clock = clock
+        from schedd.history import History
+        self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
+        self._cluster_cache: dict[int, Entries] = {}
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    # --- submit ---------------------------------------------------------------
+    def submit_cluster(self, cluster_ad: ClassAd, proc_ads: Sequence[ClassAd]) -> int:
+        """Store one cluster (common attributes plus each proc's differences) in one
+        transaction and return its ClusterId. Procs are numbered from 0 in order.
+
+        Raises:
+            BadJobAdError: the ads are not ClassAds or there is no proc.
+        """
+        if not isinstance(cluster_ad, ClassAd):
+            raise BadJobAdError(f"the cluster ad must be a ClassAd, not {type(cluster_ad).__name__}")
+        procs = list(proc_ads)
+        if not procs:
+            raise BadJobAdError("a cluster needs at least one proc ad")
+        for index, proc in enumerate(procs):
+            if not isinstance(proc, ClassAd):
+                raise BadJobAdError(f"proc ad {index} must be a ClassAd, not {type(proc).__name__}")
+        now = now_from(self.clock)
+        common = cluster_ad.copy()
+        for name, value in (("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now)):
+            if name not in common and not all(name in proc for proc in procs):
+                common[name] = value
+        with self.db.atomic():
+            cluster_id = self.db.allocate_cluster_id()
+            common["ClusterId"] = cluster_id
+            self.db.insert_cluster(cluster_id, encode_ad(common))
+            common_status, common_owner = common.evaluate("JobStatus"), common.evaluate("Owner")
+            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common_status, common_owner))
+        return cluster_id
+
+    @staticmethod
+    def _proc_rows(cluster_id: int, procs: list[ClassAd], status: object, owner: object):
+        for proc_id, proc in enumerate(procs):
+            diff = proc.copy()
+            diff["ProcId"] = proc_id
+            proc_status = diff.evaluate("JobStatus") if "JobStatus" in diff else status
+            proc_owner = diff.evaluate("Owner") if "Owner" in diff else owner
+            if type(proc_status) is not int or not 1 <= proc_status <= 7:
+                raise BadJobAdError(f"job {cluster_id}.{proc_id} has JobStatus {proc_status!r}, not one of 1-7")
+            yield (cluster_id, proc_id, proc_status, proc_owner if type(proc_owner) is str else None,
+                   encode_ad(diff))
+
+    # --- reading --------------------------------------------------------------
+    def _cluster_entries(self, cluster_id: int) -> Entries:
+        cached = self._cluster_cache.get(cluster_id)
+        if cached is None:
+            text = self.db.get_cluster_attrs(cluster_id)
+            cached = decode_entries(text) if text is not None else {}
+            if len(self._cluster_cache) > 256:
+                self._cluster_cache.clear()
+            self._cluster_cache[cluster_id] = cached
+        return cached
+
+    def _ad_of(self, row: JobRow) -> ClassAd:
+        return merge(self._cluster_entries(row.cluster_id), _decode_proc(row))
+
+    def get_job(self, job_id: JobId) -> ClassAd:
+        """The whole ad of one job.
+
+        Raises:
+            JobNotFoundError: no such job in the queue.
+        """
+        row = self.db.get_job(job_id.cluster, job_id.proc)
+        if row is None:
+            raise JobNotFoundError(f"job {job_id} is not in the queue")
+        return self._ad_of(row)
+
+    def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
+              limit: int = -1, owner: str | None = None) -> Iterator[ClassAd]:
+        """Stream the job ads matching ``constraint`` in id order, each cut down to
+        ``projection`` when one is given, stopping after ``limit`` ads (-1: all).
+
+        Raises:
+            BadConstraintError: the constraint does not parse (raised at once).
+        """
+        predicate = compile_constraint(constraint)
+        wanted = [name for name in projection]
+        return self._stream(predicate, wanted, limit, owner)
+
+    def _stream(self, predicate, wanted: list[str], limit: int, owner: str | None) -> Iterator[ClassAd]:
+        only = frozenset(name.lower() for name in wanted) if wanted and is_everything(predicate) else None
+        sent = 0
+        for row in self.db.find_jobs(owner=owner):
+            if limit >= 0 and sent >= limit:
+                return
+            cluster = self._cluster_entries(row.cluster_id)
+            if only is not None:
+                ad = merge({k: v for k, v in cluster.items() if k in only}, _decode_proc(row, only))
+            else:
+                ad = merge(cluster, _decode_proc(row))
+                if not predicate(ad):
+                    continue
+                if wanted:
+                    ad = _project(ad, wanted)
+            sent += 1
+            yield ad
+
+    def _select(self, selection: JobSelection) -> list[tuple[JobRow, ClassAd]]:
+        chosen: list[tuple[JobRow, ClassAd]] = []
+        seen: set[tuple[int, int]] = set()
+
+        def add(row: JobRow, ad: ClassAd | None = None) -> None:
+            if (row.cluster_id, row.proc_id) not in seen:
+                seen.add((row.cluster_id, row.proc_id))
+                chosen.append((row, ad if ad is not None else self._ad_of(row)))
+
+        for job_id in selection.ids:
+            row = self.db.get_job(job_id.cluster, job_id.proc)
+            if row is None:
+                raise JobNotFoundError(f"job {job_id} is not in the queue")
+            add(row)
+        for cluster_id in selection.clusters:
+            rows = list(self.db.find_jobs(cluster_id=cluster_id))
+            if not rows:
+                raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
+            for row in rows:
+                add(row)
+        if selection.constraint is not None:
+            predicate = compile_constraint(selection.constraint)
+            for row in self.db.find_jobs():
+                ad = self._ad_of(row)
+                if predicate(ad):
+                    add(row, ad)
+        return chosen
+
+    @staticmethod
+    def _check_owner(chosen: list[tuple[JobRow, ClassAd]], actor: str | None, what: str) -> None:
+        if actor is None:
+            return
+        others = [f"{row.cluster_id}.{row.proc_id} (Owner {row.owner!r})" for row, _ in chosen
+                  if row.owner != actor]
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise NotOwnerError(f"{actor} may not {what} jobs owned by others: {shown}; nothing was changed")
+
+    # --- writing --------------------------------------------------------------
+    def _write(self, row: JobRow, ad: ClassAd, changes: dict[str, Any]) -> ClassAd:
+        """Store ``changes`` in the proc's differences; returns the new whole ad."""
+        cluster = self._cluster_entries(row.cluster_id)
+        proc = _decode_proc(row)
+        for name, value in changes.items():
+            key = name.lower()
+            if value is states.DELETE:
+                if key in cluster:
+                    proc[key] = (cluster[key][0], None)
+                else:
+                    proc.pop(key, None)
+            else:
+                node = value if _is_node(value) else python_to_node(value)
+                proc[key] = (name, node)
+        status = value_in(proc, "jobstatus")
+        if status is None:
+            status = value_in(cluster, "jobstatus")
+        owner = value_in(proc, "owner")
+        if owner is None:
+            owner = value_in(cluster, "owner")
+        self.db.set_job(row.cluster_id, row.proc_id, status, owner, encode_entries(proc))
+        return merge(cluster, proc)
+
+    def _leave(self, row: JobRow, ad: ClassAd, now: int) -> None:
+        self.db.insert_history(row.cluster_id, row.proc_id, row.owner, now, encode_ad(ad))
+        self.db.delete_job(row.cluster_id, row.proc_id)
+        if self.db.get_cluster_attrs(row.cluster_id) is None:
+            self._cluster_cache.pop(row.cluster_id, None)
+
+    def _apply(self, row: JobRow, ad: ClassAd, transition: Transition, now: int) -> bool:
+        """Write one transition; move the job to history when it may leave. Returns
+        whether it left."""
+        new_ad = self._write(row, ad, dict(transition.changes))
+        if not states.leave_in_queue(new_ad):
+            self._leave(row, new_ad, now)
+            return True
+        return False
+
+    def act(self, action: JobAction, selection: JobSelection, reason: str | None = None,
+            actor: str | None = None) -> ActResult:
+        """Hold, release, remove or vacate the selected jobs in one transaction.
+
+        Jobs named by id must be in a state the action applies to; jobs found by
+        constraint that are not are skipped (and listed). With ``actor``, every job
+        must be owned by that user.
+
+        Raises:
+            JobNotFoundError: a named job or cluster is not in the queue.
+            InvalidTransitionError: a job named by id is in the wrong state.
+            NotOwnerError: ``actor`` does not own every selected job.
+            BadConstraintError: the constraint does not parse.
+        """
+        make = _ACTIONS[action]
+        named = {(j.cluster, j.proc) for j in selection.ids} | set()
+        named_clusters = set(selection.clusters)
+        reason = reason or _DEFAULT_REASONS[action].format(actor=actor or "the schedd")
+        with self.db.atomic():
+            chosen = self._select(selection)
+            self._check_owner(chosen, actor, action.value.lower())
+            transitions, skipped, left = [], [], []
+            now = now_from(self.clock)
+            for row, ad in chosen:
+                try:
+                    transition = make(ad, reason, self.clock)
+                except InvalidTransitionError as exc:
+                    if (row.cluster_id, row.proc_id) in named:
+                        raise
+                    if row.cluster_id in named_clusters and len(chosen) == 1:
+                        raise
+                    skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
+                    continue
+                transitions.append(transition)
+                if self._apply(row, ad, transition, now):
+                    left.append(transition.job_id)
+            self.history.rotate()
+        return ActResult(tuple(transitions), tuple(skipped), tuple(left))
+
+    def edit(self, selection: JobSelection, attr: str, value: Any, actor: str | None = None) -> int:
+        """Set ``attr`` of the selected jobs to ``value`` (expression text, an
+        ExprTree or a Python value) in one transaction; returns how many changed.
+
+        Raises:
+            ProtectedAttributeError: ``attr`` is one only the schedd may set.
+            BadConstraintError: ``value`` text does not parse as an expression.
+            JobNotFoundError, NotOwnerError: as for :meth:`act`.
+        """
+        if not isinstance(attr, str) or not attr.strip():
+            raise BadJobAdError(f"attribute name {attr!r} is empty")
+        if attr.lower() in PROTECTED_ATTRIBUTES:
+            raise ProtectedAttributeError(f"attribute {attr} is protected: only the schedd may change it")
+        node = _value_node(attr, value)
+        with self.db.atomic():
+            chosen = self._select(selection)
+            self._check_owner(chosen, actor, "edit")
+            for row, ad in chosen:
+                self._write(row, ad, {attr: node})
+        return len(chosen)
+
+    def transition(self, job_id: JobId, make: Callable[..., Transition], *args: Any) -> Transition:
+        """Apply one state change computed by ``make(ad, *args, clock)`` (such as
+        :func:`schedd.states.start` or :func:`~schedd.states.removal_done`).
+
+        Raises:
+            JobNotFoundError: no such job.
+            InvalidTransitionError: the change does not apply to the job's state.
+        """
+        with self.db.atomic():
+            row = self.db.get_job(job_id.cluster, job_id.proc)
+            if row is None:
+                raise JobNotFoundError(f"job {job_id} is not in the queue")
+            ad = self._ad_of(row)
+            result = make(ad, *args, self.clock)
+            self._apply(row, ad, result, now_from(self.clock))
+            self.history.rotate()
+        return result
+
+    def job_exited(self, job_id: JobId, exit: states.ExitRecord) -> tuple[Decision, Transition]:
+        """Record a running job's exit, applying ``on_exit_hold``/``on_exit_remove``.
+
+        Raises:
+            JobNotFoundError, InvalidTransitionError: as for :meth:`transition`.
+        """
+        decision = exit_decision(self.get_job(job_id), exit)
+        if decision.action is PolicyAction.HOLD:
+            exit_changes = exit.attributes()
+
+            def held(ad, clock):
+                result = states.hold(ad, decision.reason, clock, decision.code, decision.subcode)
+                return attrs.evolve(result, changes={**exit_changes, **result.changes})
+            return decision, self.transition(job_id, held)
+        make = states.complete if decision.action is PolicyAction.COMPLETE else states.requeue
+        return decision, self.transition(job_id, make, exit)
+
+    def evaluate_periodic(self, system: SystemPolicy = NO_SYSTEM_POLICY) -> ActResult:
+        """One ``PERIODIC_EXPR_INTERVAL`` pass over every job: apply what the periodic
+        expressions decide, and let finished jobs whose ``LeaveJobInQueue`` has turned
+        false leave; all in one transaction."""
+        transitions, left = [], []
+        with self.db.atomic():
+            now = now_from(self.clock)
+            for row in list(self.db.find_jobs()):
+                ad = self._ad_of(row)
+                if row.status in (JobStatus.COMPLETED, JobStatus.REMOVED):
+                    if not states.leave_in_queue(ad):
+                        self._leave(row, ad, now)
+                        left.append(JobId(row.cluster_id, row.proc_id))
+                    continue
+                decision = periodic_decision(ad, system)
+                if decision is None:
+                    continue
+                transition = _decided(decision, ad, self.clock)
+                transitions.append(transition)
+                if self._apply(row, ad, transition, now):
+                    left.append(transition.job_id)
+            self.history.rotate()
+        return ActResult(tuple(transitions), (), tuple(left))
+
+    # --- summaries ------------------------------------------------------------
+    def totals_by_owner(self) -> dict[str | None, dict[JobStatus, int]]:
+        """Per owner, how many jobs are in each status (for Submitter ads)."""
+        found: dict[str | None, dict[JobStatus, int]] = {}
+        for owner, status, count in self.db.count_jobs_by_owner():
+            found.setdefault(owner, {})[JobStatus(status)] = count
+        return found
+
+    def __len__(self) -> int:
+        return self.db.count_jobs()
+
+
+def _decided(decision: Decision, ad: ClassAd, clock: ClockLike) -> Transition:
+    if decision.action is PolicyAction.HOLD:
+        return states.hold(ad, decision.reason, clock, decision.code, decision.subcode)
+    if decision.action is PolicyAction.RELEASE:
+        return states.release(ad, decision.reason, clock)
+    return states.remove(ad, decision.reason, clock)
+
+
+def _is_node(value: Any) -> bool:
+    return type(value).__module__ == "classad.expr"
+
+
+def _value_node(attr: str, value: Any):
+    if isinstance(value, str):
+        try:
+            return ExprTree(value)._node
+        except ValueError as exc:
+            raise BadConstraintError(f"new value of {attr} does not parse as an expression: {exc}") from None
+    try:
+        return python_to_node(value)
+    except TypeError as exc:
+        raise BadJobAdError(f"new value of {attr}: {exc}") from None
+
+
+def _project(ad: ClassAd, wanted: list[str]) -> ClassAd:
+    return ClassAd.from_entries([(name, ad.expression(name)) for name in wanted if name in ad])
+
+
+def _hold(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
+    return states.hold(ad, reason, clock)
+
+
+_ACTIONS: dict[JobAction, Callable[[ClassAd, str, ClockLike], Transition]] = {
+    JobAction.Hold: _hold,
+    JobAction.Release: states.release,
+    JobAction.Remove: states.remove,
+    JobAction.Vacate: lambda ad, reason, clock: states.vacate(ad, clock),
+}
+
+_DEFAULT_REASONS = {
+    JobAction.Hold: "via condor_hold (by user {actor})",
+    JobAction.Release: "via condor_release (by user {actor})",
+    JobAction.Remove: "via condor_rm (by user {actor})",
+    JobAction.Vacate: "via condor_vacate_job (by user {actor})",
+}
+
+__all__ = ["JobQueue", "JobAction", "ActResult", "QUEUE_FILE", "PROTECTED_ATTRIBUTES", "Literal"]

@@ -1,0 +1,76 @@
+"""How ads are stored: each attribute's expression as ClassAd text (via unparse) in
+a JSON list of ``[name, text]`` pairs, ``[name, null]`` for an attribute a proc
+removes from its cluster's; and how stored text becomes expression nodes again,
+with plain literals decoded without the parser."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from classad import ClassAd
+from classad.expr import Literal
+from classad.parser import parse_expression
+from classad.unparse import unparse_expr
+
+_INT = re.compile(r"-?[0-9]{1,18}\Z")
+_PLAIN_STRING = re.compile(r'"[^"\\]*"\Z')
+_WORDS = {"true": True, "false": False}
+
+Entries = dict[str, tuple[str, object]]  # lower-case name -> (name, node or None)
+
+
+def encode_ad(ad: ClassAd, removed: tuple[str, ...] = ()) -> str:
+    """The stored text of ``ad``'s attributes, plus removal marks for ``removed``."""
+    pairs = [[name, unparse_expr(ad.expression(name))] for name in ad]
+    pairs.extend([name, None] for name in removed)
+    return json.dumps(pairs, separators=(",", ":"))
+
+
+def encode_entries(entries: Entries) -> str:
+    """The stored text of already-decoded entries."""
+    pairs = [[name, None if node is None else unparse_expr(node)] for name, node in entries.values()]
+    return json.dumps(pairs, separators=(",", ":"))
+
+
+def decode_expression(text: str):
+    """The expression node of stored text; integers, plain strings and booleans
+    skip the parser."""
+    if _INT.match(text):
+        return Literal(int(text))
+    if _PLAIN_STRING.match(text):
+        return Literal(text[1:-1])
+    word = _WORDS.get(text.lower())
+    if word is not None:
+        return Literal(word)
+    return parse_expression(text)
+
+
+def decode_entries(text: str, only: frozenset[str] | None = None) -> Entries:
+    """Stored text as entries keyed by lower-case name, optionally only some names."""
+    entries: Entries = {}
+    for name, expr_text in json.loads(text):
+        key = name.lower()
+        if only is not None and key not in only:
+            continue
+        entries[key] = (name, None if expr_text is None else decode_expression(expr_text))
+    return entries
+
+
+def merge(cluster: Entries, proc: Entries) -> ClassAd:
+    """The whole job ad: the cluster's attributes overlaid by the proc's."""
+    merged = dict(cluster)
+    for key, entry in proc.items():
+        if entry[1] is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = entry
+    return ClassAd.from_entries(merged.values())
+
+
+def value_in(entries: Entries, key: str):
+    """The literal value stored under ``key`` (lower case), or None."""
+    entry = entries.get(key)
+    if entry is None or type(entry[1]) is not Literal:
+        return None
+    return entry[1].value
