@@ -12,6 +12,11 @@ class ApiError(Exception):
     status = 500
     code = "internal"
 
+    def __init_subclass__(cls, status: int = 500, code: str = "internal", **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.status = status
+        cls.code = code
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
@@ -21,60 +26,36 @@ class ApiError(Exception):
         return {"error": self.code, "message": self.message}
 
 
-class BadRequest(ApiError):
+class BadRequest(ApiError, status=400, code="bad_request"):
     """The request is malformed or asks for something invalid (400)."""
 
-    status = 400
-    code = "bad_request"
 
-
-class Unauthenticated(ApiError):
+class Unauthenticated(ApiError, status=401, code="unauthenticated"):
     """The request carries no valid token (401)."""
 
-    status = 401
-    code = "unauthenticated"
 
-
-class Forbidden(ApiError):
+class Forbidden(ApiError, status=403, code="forbidden"):
     """The caller's identity lacks the authorization level the route needs (403)."""
 
-    status = 403
-    code = "forbidden"
 
-
-class NotFound(ApiError):
+class NotFound(ApiError, status=404, code="not_found"):
     """No route or no object by that name (404)."""
 
-    status = 404
-    code = "not_found"
 
-
-class MethodNotAllowed(ApiError):
+class MethodNotAllowed(ApiError, status=405, code="method_not_allowed"):
     """The path exists but not with that HTTP method (405)."""
 
-    status = 405
-    code = "method_not_allowed"
 
-
-class Conflict(ApiError):
+class Conflict(ApiError, status=409, code="conflict"):
     """The request conflicts with the current state (409)."""
 
-    status = 409
-    code = "conflict"
 
-
-class TooLarge(ApiError):
+class TooLarge(ApiError, status=413, code="too_large"):
     """The request body is larger than the daemon accepts (413)."""
 
-    status = 413
-    code = "too_large"
 
-
-class NotReady(ApiError):
+class NotReady(ApiError, status=503, code="not_ready"):
     """The daemon cannot answer yet (503)."""
-
-    status = 503
-    code = "not_ready"
 
 
 class RemoteError(Exception):

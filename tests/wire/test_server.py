@@ -133,3 +133,39 @@ def test_query_body_error_never_crashes_on_binary(toy_site, clock):
     response, _ = exchange(toy_site, raw, clock)
     assert response.status == 400
     json.loads(response.body)
+
+
+def test_garbage_bytes_get_400_and_the_site_keeps_serving(toy_site, clock):
+    """Bytes that are not HTTP are answered 400 and later requests still work."""
+    response, _ = exchange(toy_site, b"\x00\xffNOT HTTP AT ALL\r\n\r\n", clock)
+    assert response.status == 400
+    response, _ = exchange(toy_site, encode_request("GET", "/v1/refuse"), clock)
+    assert response.status == 400 and response.json()["error"] == "bad_request"
+
+
+def test_client_gone_mid_stream_stops_the_stream(toy_site, clock):
+    """A client that disconnects during a long stream stops it without errors or leftovers."""
+    import gc
+
+    from twisted.internet.address import IPv4Address
+    from twisted.logger import globalLogPublisher
+    from twisted.internet.error import ConnectionLost
+    from twisted.internet.testing import StringTransport
+    from twisted.python.failure import Failure
+
+    failures = []
+    observer = lambda event: failures.append(event) if "log_failure" in event else None  # noqa: E731
+    globalLogPublisher.addObserver(observer)
+    try:
+        protocol = toy_site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40001))
+        transport = StringTransport()
+        protocol.makeConnection(transport)
+        protocol.dataReceived(encode_request("GET", "/v1/count?upto=1000000", token=token("a@p", "READ")))
+        protocol.connectionLost(Failure(ConnectionLost()))
+        clock.advance(0)
+        gc.collect()
+    finally:
+        globalLogPublisher.removeObserver(observer)
+    assert failures == []
+    assert b'{"n":' not in transport.value()
+    assert all(call.getTime() > clock.seconds() for call in clock.getDelayedCalls())
