@@ -81,10 +81,11 @@ class DaemonService(service.MultiService):
     Subclasses give ``handlers()`` and may extend ``own_ad()`` and ``advertise_self()``.
     """
 
-    def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None) -> None:
+    def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None, http=None) -> None:
         super().__init__()
         self.settings = settings
         self.reactor = reactor
+        self._http = http  # treq, or a stand-in such as StubTreq in tests
         self.key = key if key is not None else load_signing_key(settings.signing_key_file)
         self.start_time: float | None = None
         self.port = None
@@ -123,7 +124,8 @@ class DaemonService(service.MultiService):
             self.key, f"{self.settings.daemon_type.lower()}@{self.settings.trust_domain}", ["DAEMON"],
             lifetime=self.settings.ad_lifetime, now=self.reactor.seconds(),
         )
-        client = AsyncClient(self.settings.collector_host, token=token, timeout=self.settings.request_timeout)
+        client = AsyncClient(self.settings.collector_host, token=token, timeout=self.settings.request_timeout,
+                             **({"http": self._http} if self._http is not None else {}))
         return client.call(ADVERTISE, {"ads": [ad]}, ad_type=self.settings.ad_type)
 
     # --- lifecycle ---

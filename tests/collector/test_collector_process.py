@@ -110,5 +110,7 @@ def test_sigterm_stops_cleanly(collector):
     collector["process"].send_signal(signal.SIGTERM)
     assert collector["process"].wait(timeout=10) == 0
     assert not (collector["dir"] / ".collector_address").exists()
+    log = (collector["dir"] / "CollectorLog").read_text()
+    assert "COLLECTOR listening on" in log and "COLLECTOR stopped" in log
     with pytest.raises(Unreachable):
         client(collector, "READ").call(api.QUERY, {}, ad_type="Machine")
