@@ -1,0 +1,19 @@
+"""The negotiator's error classes, each named for the failure it reports."""
+
+from __future__ import annotations
+
+
+class NegotiatorError(ValueError):
+    """Something the negotiator was given is wrong; the message says what and where."""
+
+
+class GpuRequestError(NegotiatorError):
+    """A job's GPU share request is malformed or out of range."""
+
+
+class SettingsError(NegotiatorError):
+    """A negotiator configuration value is malformed."""
+
+
+class AccountantError(NegotiatorError):
+    """A priority factor, user name or usage value given to the accountant is bad."""
