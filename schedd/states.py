@@ -239,7 +239,7 @@ def _off_machine(ad: ClassAd) -> dict[str, Any]:
     return changes
 
 
-def start(ad: ClassAd, clock: ClockLike, execute_host: str, slot_name: str | None = None) -> Transition:
+def start(ad: ClassAd, execute_host: str, clock: ClockLike, slot_name: str | None = None) -> Transition:
     """An idle job starts running on ``execute_host`` (a sinful string).
 
     Raises:

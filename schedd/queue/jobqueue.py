@@ -312,8 +312,8 @@ class JobQueue:
                 self._write(row, ad, {attr: node})
         return len(chosen)
 
-    def transition(self, job_id: JobId, make: Callable[..., Transition], *args: Any) -> Transition:
-        """Apply one state change computed by ``make(ad, *args, clock)`` (such as
+    def transition(self, job_id: JobId, make: Callable[..., Transition], *args: Any, **kwargs: Any) -> Transition:
+        """Apply one state change computed by ``make(ad, *args, clock, **kwargs)`` (such as
         :func:`schedd.states.start` or :func:`~schedd.states.removal_done`).
 
         Raises:
@@ -325,7 +325,7 @@ class JobQueue:
             if row is None:
                 raise JobNotFoundError(f"job {job_id} is not in the queue")
             ad = self._ad_of(row)
-            result = make(ad, *args, self.clock)
+            result = make(ad, *args, self.clock, **kwargs)
             self._apply(row, ad, result, now_from(self.clock))
             self.history.rotate()
         return result
