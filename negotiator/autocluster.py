@@ -1,0 +1,173 @@
+"""Grouping idle jobs into resource requests: jobs whose significant attributes are
+the same can only match the same slots, so the negotiator matches one representative
+with a count instead of every job.
+
+The significant attributes are those matching can read from a job: the names slot
+ads refer to on the other side (``TARGET.x``, or a name the slot does not define),
+the job's own Requirements, Rank and resource requests, and whatever those refer to
+in the job in turn. The schedd calls :func:`build_autoclusters` over its idle jobs;
+nothing here knows how the schedd stores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+from attrs import frozen
+
+from classad import ClassAd
+from classad.expr import Literal
+from classad.references import references
+from classad.unparse import unparse_expr
+
+REQUEST_ATTRIBUTES = (
+    "Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "RequestGPUs",
+    "RequestGPUMemory", "RequestGPUMemoryPercent", "RequestGPUCores", "RequestGPUIds",
+    "AvoidGPUIds", "GPUPlacementPolicy", "GPUNumaBind",
+)
+
+
+@frozen
+class AutoCluster:
+    """Idle jobs that match alike: their shared signature, one job standing for all,
+    and the job ids in the order the schedd would run them."""
+
+    cluster_id: int
+    signature: tuple
+    representative: ClassAd = attrs.field(eq=False)
+    job_ids: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.job_ids)
+
+
+@frozen
+class ResourceRequest:
+    """What a schedd asks the negotiator for: ``count`` slots for jobs like ``ad``."""
+
+    request_id: str
+    submitter: str
+    schedd_address: str
+    count: int = attrs.field(validator=attrs.validators.ge(0))
+    ad: ClassAd = attrs.field(eq=False)
+    job_ids: tuple[str, ...] = ()
+
+
+def _other_side_names(ad: ClassAd, node) -> list[str]:
+    """Names ``node`` (an expression in ``ad``) reads from the other ad of a match."""
+    out = []
+    for name in references(ad, node)[1]:
+        if name[:7].lower() == "target.":
+            name = name[7:]
+        out.append(name.split(".")[0].split("[")[0].lower())
+    return out
+
+
+def significant_attributes(slot_ads: Iterable[ClassAd], expressions: Iterable = (),
+                           extra: Iterable[str] = ()) -> frozenset[str]:
+    """Lower-cased names of job attributes that matching against ``slot_ads`` can read.
+
+    ``expressions`` are further expressions evaluated with the slot as MY and the job
+    as TARGET (``NEGOTIATOR_PRE_JOB_RANK``/``POST_JOB_RANK``), ``extra`` names to add
+    (``ADD_SIGNIFICANT_ATTRIBUTES``).
+    """
+    names = {n.lower() for n in REQUEST_ATTRIBUTES}
+    names.update(n.lower() for n in extra)
+    seen: set[int] = set()
+    for slot in slot_ads:
+        for entry in slot._attrs.values():
+            node = entry.expr
+            if type(node) is Literal or id(node) in seen:
+                continue
+            seen.add(id(node))
+            names.update(_other_side_names(slot, node))
+    empty = ClassAd()
+    for expr in expressions:
+        node = getattr(expr, "_node", expr)
+        names.update(_other_side_names(empty, node))
+    return frozenset(names)
+
+
+class ExpressionTexts:
+    """Unparsed text of expression trees, remembered by identity: jobs of one cluster
+    share their trees, so each is printed once. Mutable because it fills as it goes."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[object, str]] = {}
+
+    def text(self, node) -> str:
+        hit = self._texts.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        text = unparse_expr(node)
+        self._texts[id(node)] = (node, text)
+        return text
+
+
+def _closure(job: ClassAd, significant: frozenset[str]) -> list[str]:
+    """The significant names ``job`` defines, plus the job attributes they refer to."""
+    attrs_ = job._attrs
+    todo = [n for n in significant if n in attrs_]
+    found = set(todo)
+    while todo:
+        node = attrs_[todo.pop()].expr
+        if type(node) is Literal:
+            continue
+        for name in references(job, node)[0]:
+            key = name.split(".")[0].lower()
+            if key in attrs_ and key not in found:
+                found.add(key)
+                todo.append(key)
+    return sorted(found)
+
+
+def attribute_key(key: str, node, texts: ExpressionTexts) -> tuple:
+    """One attribute as a hashable signature part: its literal value, else its text."""
+    if type(node) is Literal:
+        value = node.value
+        return (key, type(value).__name__, value if _hashable(value) else repr(value))
+    return (key, "expr", texts.text(node))
+
+
+def signature_of(job: ClassAd, significant: frozenset[str], texts: ExpressionTexts | None = None) -> tuple:
+    """The tuple two jobs share exactly when they match alike."""
+    texts = texts or ExpressionTexts()
+    return tuple(attribute_key(key, job._attrs[key].expr, texts) for key in _closure(job, significant))
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def build_autoclusters(jobs: Iterable[tuple[str, ClassAd]] | Mapping[str, ClassAd],
+                       significant: frozenset[str]) -> list[AutoCluster]:
+    """Idle jobs ``(job_id, ad)`` grouped by signature, in order of each group's first
+    job; the first job of a group is its representative."""
+    if isinstance(jobs, Mapping):
+        jobs = jobs.items()
+    texts = ExpressionTexts()
+    groups: dict[tuple, tuple[ClassAd, list[str]]] = {}
+    for job_id, ad in jobs:
+        signature = signature_of(ad, significant, texts)
+        group = groups.get(signature)
+        if group is None:
+            groups[signature] = (ad, [job_id])
+        else:
+            group[1].append(job_id)
+    return [AutoCluster(i + 1, sig, ad, tuple(ids)) for i, (sig, (ad, ids)) in enumerate(groups.items())]
+
+
+def resource_requests(clusters: Iterable[AutoCluster], submitter: str,
+                      schedd_address: str) -> list[ResourceRequest]:
+    """One resource request per autocluster, as a schedd answers the negotiator."""
+    return [
+        ResourceRequest(f"{submitter}#{c.cluster_id}", submitter, schedd_address,
+                        c.count, c.representative, c.job_ids)
+        for c in clusters
+    ]

@@ -1,0 +1,420 @@
+"""Matching one resource request against the pool's slots within a cycle.
+
+Both sides' Requirements must accept; candidates are ordered by
+``NEGOTIATOR_PRE_JOB_RANK``, then the job's Rank, then ``NEGOTIATOR_POST_JOB_RANK``,
+best first. A partitionable slot is consumed piece by piece (Cpus, Memory, Disk,
+GPUs, rounded as the startd rounds them), so one cycle can place many jobs on it.
+
+For scale, slots are grouped into classes: slots whose attributes that any
+expression can read are equal give the same answer for the same request, so each
+request is evaluated once per class, after a cheap pre-filter on the literal
+``TARGET.x op value`` clauses of its Requirements.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable
+
+import attrs
+from attrs import define, frozen
+
+from classad import ClassAd, ExprTree
+from classad import operators as ops
+from classad.evaluate import NOT_CONSTANT
+from classad.expr import AttrRef, Binary, Call, Literal, Paren, Select, Subscript
+from classad.matching import rank as job_rank
+from classad.matching import requirements_accept
+from classad.references import references
+from classad.values import ERROR, UNDEFINED
+
+from negotiator.autocluster import ExpressionTexts, ResourceRequest, attribute_key
+
+DEFAULT_PRE_JOB_RANK = (
+    "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus) - Memory"
+)
+DEFAULT_POST_JOB_RANK = (
+    "(RemoteOwner =?= UNDEFINED) * (ifThenElse(isUndefined(KFlops), 1000, KFlops)"
+    " - ifThenElse(isUndefined(SlotID), 0, SlotID) - 1.0e10 * (Offline =?= true))"
+)
+CONSUMED = (("Cpus", "RequestCpus", 1), ("Memory", "RequestMemory", 0),
+            ("Disk", "RequestDisk", 0), ("GPUs", "RequestGPUs", 0))
+_COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">=", "=?=", "=!="})
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=",
+            "=?=": "=?=", "=!=": "=!="}
+
+
+@frozen
+class MatchSettings:
+    """The matchmaker's knobs, read once per cycle."""
+
+    pre_job_rank: ExprTree | None = attrs.field(factory=lambda: ExprTree(DEFAULT_PRE_JOB_RANK))
+    post_job_rank: ExprTree | None = attrs.field(factory=lambda: ExprTree(DEFAULT_POST_JOB_RANK))
+    slot_weight: ExprTree = attrs.field(factory=lambda: ExprTree("Cpus"))
+    quantum: tuple[tuple[str, int], ...] = (("Cpus", 1), ("Memory", 128), ("Disk", 1024), ("GPUs", 1))
+
+    def rank_expressions(self) -> list[ExprTree]:
+        return [x for x in (self.pre_job_rank, self.post_job_rank, self.slot_weight) if x is not None]
+
+
+@frozen
+class SlotMatch:
+    """One slot (or piece of a partitionable slot) given to a request."""
+
+    slot_name: str
+    slot_ad: ClassAd = attrs.field(eq=False)
+    weight: float
+    consumed: tuple[tuple[str, float], ...] = ()
+
+
+# --- slots and their classes -------------------------------------------------
+
+def is_partitionable(slot: ClassAd) -> bool:
+    """True for a partitionable slot (``PartitionableSlot`` or ``SlotType``)."""
+    if slot.evaluate("PartitionableSlot") is True:
+        return True
+    kind = slot.evaluate("SlotType")
+    return type(kind) is str and kind.lower() == "partitionable"
+
+
+def is_idle(slot: ClassAd) -> bool:
+    """True for a slot a match may take without preemption: Unclaimed, or partitionable."""
+    state = slot.evaluate("State")
+    return state is UNDEFINED or (type(state) is str and state.lower() == "unclaimed") \
+        or is_partitionable(slot)
+
+
+def _nodes(node):
+    """Every node of an expression tree."""
+    yield node
+    for field in attrs.fields(type(node)):
+        value = getattr(node, field.name)
+        items = value if type(value) is tuple else (value,)
+        for item in items:
+            if type(item) is tuple:
+                item = item[1]
+            if attrs.has(type(item)):
+                yield from _nodes(item)
+
+
+def _looks_up_by_value(node) -> bool:
+    """True when an expression may read attributes whose names are computed at
+    evaluation time (``eval()``, ``ad["name"]``), so no static list covers it."""
+    for n in _nodes(node):
+        if type(n) is Call and n.name.lower() in ("eval", "unparse"):
+            return True
+        if type(n) is Subscript:
+            return True
+    return False
+
+
+@define
+class Slot:
+    """One slot during a cycle. Mutable: a partitionable slot shrinks as it is consumed."""
+
+    name: str
+    ad: ClassAd
+    partitionable: bool
+    signature: tuple = ()
+    copied: bool = False
+
+
+class SlotPool:
+    """The slots of one cycle, grouped into classes, and the answers already worked
+    out for (request, class). Mutable: matches take slots out of it."""
+
+    def __init__(self, slots: Iterable[ClassAd], job_ads: Iterable[ClassAd] = (),
+                 settings: MatchSettings | None = None) -> None:
+        self.settings = settings or MatchSettings()
+        self.slots: list[Slot] = []
+        for ad in slots:
+            if is_idle(ad):
+                name = ad.evaluate("Name")
+                self.slots.append(Slot(name if type(name) is str else f"<slot {len(self.slots)}>",
+                                       ad, is_partitionable(ad)))
+        self._significant = self._significant_names(job_ads)
+        self._texts = ExpressionTexts()
+        self.classes: dict[tuple, dict[int, None]] = {}
+        self._answers: dict[tuple[str, tuple], tuple | None] = {}
+        self.evaluations = 0
+        for index, slot in enumerate(self.slots):
+            self._classify(index)
+
+    # --- classes -------------------------------------------------------------
+    def _significant_names(self, job_ads: Iterable[ClassAd]) -> frozenset[str]:
+        """Slot attribute names any expression of a match can read."""
+        names = {"requirements", "rank", "cpus", "memory", "disk", "gpus", "state",
+                 "slottype", "partitionableslot"}
+        seen: set[int] = set()
+
+        def add_refs(ad, node, own_side: bool) -> None:
+            internal, external = references(ad, node)
+            for name in internal if own_side else external:
+                if name[:7].lower() == "target.":
+                    name = name[7:]
+                names.add(name.split(".")[0].lower())
+
+        for job in job_ads:
+            for entry in job._attrs.values():
+                if type(entry.expr) is not Literal and id(entry.expr) not in seen:
+                    seen.add(id(entry.expr))
+                    add_refs(job, entry.expr, own_side=False)
+        for expr in self.settings.rank_expressions():
+            names.update(_all_names(expr._node))
+        seen = set()
+        self._unique = False
+        for slot in self.slots:
+            for entry in slot.ad._attrs.values():
+                node = entry.expr
+                if type(node) is Literal or id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if _looks_up_by_value(node):
+                    self._unique = True
+                add_refs(slot.ad, node, own_side=True)
+        return frozenset(names)
+
+    def _signature(self, index: int) -> tuple:
+        if self._unique:
+            return ("#slot", index)
+        attrs_ = self.slots[index].ad._attrs
+        out = [attribute_key(key, attrs_[key].expr, self._texts) for key in self._significant if key in attrs_]
+        out.sort()
+        return tuple(out)
+
+    def _classify(self, index: int) -> tuple:
+        signature = self._signature(index)
+        self.slots[index].signature = signature
+        self.classes.setdefault(signature, {})[index] = None
+        return signature
+
+    def _declassify(self, index: int) -> None:
+        signature = self.slots[index].signature
+        members = self.classes[signature]
+        del members[index]
+        if not members:
+            del self.classes[signature]
+
+    # --- evaluating one request against one class ---------------------------
+    def answer(self, request: ResourceRequest, signature: tuple, prefilter) -> tuple | None:
+        """The sort key of the class for the request (best is smallest), or None
+        when the class's slots do not match it."""
+        key = (request.request_id, signature)
+        if key in self._answers:
+            return self._answers[key]
+        members = self.classes.get(signature)
+        if not members:
+            return None
+        result = self._evaluate(request.ad, self.slots[next(iter(members))], prefilter)
+        self._answers[key] = result
+        return result
+
+    def _evaluate(self, job: ClassAd, slot: Slot, prefilter) -> tuple | None:
+        if not prefilter.passes(slot.ad):
+            return None
+        self.evaluations += 1
+        ad = slot.ad
+        if not (requirements_accept(job, ad) and requirements_accept(ad, job)):
+            return None
+        if slot.partitionable and _consumption(job, ad, self.settings) is None:
+            return None
+        pre = _number(self.settings.pre_job_rank, ad, job)
+        post = _number(self.settings.post_job_rank, ad, job)
+        return (-pre, -job_rank(job, ad), -post)
+
+    # --- taking slots ----------------------------------------------------------
+    def take(self, index: int, job: ClassAd) -> SlotMatch:
+        """Give slot ``index`` (or a piece of it) to ``job``; returns the match."""
+        slot = self.slots[index]
+        weight_before = _number(self.settings.slot_weight, slot.ad, None, default=1.0)
+        self._declassify(index)
+        if not slot.partitionable:
+            return SlotMatch(slot.name, slot.ad, weight_before)
+        matched_ad = slot.ad
+        consumed = _consumption(job, slot.ad, self.settings)
+        if not slot.copied:
+            slot.ad = slot.ad.copy()
+            slot.copied = True
+        for attr, amount in consumed:
+            left = slot.ad.evaluate(attr)
+            slot.ad[attr] = _shrunk(left, amount)
+        weight_after = _number(self.settings.slot_weight, slot.ad, None, default=0.0)
+        self._classify(index)
+        return SlotMatch(slot.name, matched_ad, max(weight_before - weight_after, 0.0), consumed)
+
+
+def _all_names(node) -> list[str]:
+    out = []
+    for n in _nodes(node):
+        if type(n) is AttrRef:
+            out.append(n.name.lower())
+        elif type(n) is Select:
+            out.append(n.name.lower())
+    return out
+
+
+def _number(expr: ExprTree | None, scope: ClassAd, target, default: float = -math.inf) -> float:
+    if expr is None:
+        return 0.0
+    value = expr.evaluate(scope, target)
+    t = type(value)
+    if t is int or t is float or t is bool:
+        return float(value)
+    return default
+
+
+def _shrunk(left, amount: float):
+    if type(left) is int and float(amount).is_integer():
+        return left - int(amount)
+    return (left if type(left) in (int, float) else 0) - amount
+
+
+def _consumption(job: ClassAd, slot: ClassAd, settings: MatchSettings):
+    """What one match of ``job`` takes from partitionable ``slot``, rounded up to the
+    startd's quanta, or None when the slot has not that much left."""
+    quantum = dict(settings.quantum)
+    out = []
+    for attr, request_attr, default in CONSUMED:
+        want = job.evaluate(request_attr, slot)
+        if type(want) not in (int, float) or type(want) is bool:
+            want = default
+        step = quantum.get(attr, 1)
+        if step > 0 and want > 0:
+            want = math.ceil(want / step) * step
+        if want <= 0:
+            continue
+        left = slot.evaluate(attr)
+        if type(left) not in (int, float) or type(left) is bool or left < want:
+            return None
+        out.append((attr, want))
+    return tuple(out)
+
+
+# --- the pre-filter --------------------------------------------------------
+
+@frozen
+class _Clause:
+    """``slot.attr op value`` with the job side already evaluated."""
+
+    attr: str
+    op: str
+    value: object
+
+
+@frozen
+class Prefilter:
+    """Literal clauses of a job's Requirements, checked against a slot's literal
+    attributes before any evaluation; a slot failing one can never match."""
+
+    clauses: tuple[_Clause, ...] = ()
+
+    def passes(self, slot: ClassAd) -> bool:
+        attrs_ = slot._attrs
+        for clause in self.clauses:
+            entry = attrs_.get(clause.attr)
+            if entry is None:
+                value = UNDEFINED
+            elif entry.const is NOT_CONSTANT:
+                continue
+            else:
+                value = entry.const
+            if clause.op == "=?=":
+                result = ops.identical(value, clause.value)
+            elif clause.op == "=!=":
+                result = ops.not_identical(value, clause.value)
+            else:
+                result = ops.compare(clause.op, value, clause.value)
+            if result is not True:
+                return False
+        return True
+
+
+def _conjuncts(node):
+    while type(node) is Paren:
+        node = node.inner
+    if type(node) is Binary and node.op == "&&":
+        yield from _conjuncts(node.left)
+        yield from _conjuncts(node.right)
+    else:
+        yield node
+
+
+def _slot_attr(job: ClassAd, node) -> str | None:
+    """The slot attribute ``node`` names (``TARGET.x``, or ``x`` the job lacks)."""
+    while type(node) is Paren:
+        node = node.inner
+    if type(node) is Select and type(node.base) is AttrRef and node.base.name.lower() == "target":
+        return node.name.lower()
+    if type(node) is AttrRef and not node.absolute and node.name.lower() not in job._attrs \
+            and node.name.lower() not in ("my", "target", "parent"):
+        return node.name.lower()
+    return None
+
+
+def build_prefilter(job: ClassAd) -> Prefilter:
+    """The pre-filter for ``job``: each top-level ``&&`` clause comparing a slot
+    attribute with an expression the job alone decides."""
+    node = job.expression("Requirements")
+    if node is None:
+        return Prefilter()
+    clauses = []
+    for clause in _conjuncts(node):
+        if type(clause) is not Binary or clause.op not in _COMPARISONS:
+            continue
+        for slot_side, job_side, op in ((clause.left, clause.right, clause.op),
+                                        (clause.right, clause.left, _FLIPPED[clause.op])):
+            attr = _slot_attr(job, slot_side)
+            if attr is None or references(job, job_side)[1]:
+                continue
+            value = ExprTree._wrap(job_side).evaluate(job)
+            if value is UNDEFINED or value is ERROR or type(value) is list or isinstance(value, ClassAd):
+                continue
+            clauses.append(_Clause(attr, op, value))
+            break
+    return Prefilter(tuple(clauses))
+
+
+# --- matching one request ------------------------------------------------------
+
+def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
+                  allowance: float = math.inf, prefilter: Prefilter | None = None) -> list[SlotMatch]:
+    """Up to ``max_matches`` slots for ``request``, best first, stopping once the
+    matches' weight reaches ``allowance`` (a match is allowed while under it)."""
+    if max_matches <= 0 or allowance <= 0:
+        return []
+    prefilter = prefilter if prefilter is not None else build_prefilter(request.ad)
+    heap: list = []
+    queued: set = set()
+    order = 0
+    for signature in list(pool.classes):
+        key = pool.answer(request, signature, prefilter)
+        if key is not None:
+            heap.append((key, order, signature))
+            queued.add(signature)
+            order += 1
+    heapq.heapify(heap)
+    matches: list[SlotMatch] = []
+    used = 0.0
+    while heap and len(matches) < max_matches and used < allowance:
+        key, _, signature = heapq.heappop(heap)
+        queued.discard(signature)
+        members = pool.classes.get(signature)
+        if not members:
+            continue
+        index = next(iter(members))
+        match = pool.take(index, request.ad)
+        matches.append(match)
+        used += match.weight
+        if signature in pool.classes and signature not in queued:
+            heapq.heappush(heap, (key, order, signature))
+            queued.add(signature)
+            order += 1
+        new_signature = pool.slots[index].signature
+        if pool.slots[index].partitionable and new_signature not in queued:
+            new_key = pool.answer(request, new_signature, prefilter)
+            if new_key is not None:
+                heapq.heappush(heap, (new_key, order, new_signature))
+                queued.add(new_signature)
+                order += 1
+    return matches
