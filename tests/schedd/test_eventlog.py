@@ -1,0 +1,143 @@
+"""The event log writer: HTCondor's exact text form, JSON lines, locking and order."""
+
+import json
+import multiprocessing
+
+import pytest
+
+from schedd.errors import EventLogError
+from schedd.eventlog import Event, EventLogWriter, EventType, format_text, format_usage
+from tests.schedd.conftest import START
+
+HOST = "<127.0.0.1:9618?addrs=127.0.0.1-9618>"
+
+
+def test_submit_event_text():
+    """000 reads as HTCondor writes it: number, (cluster.proc.subproc), ISO time, host."""
+    text = format_text(Event(EventType.SUBMIT, 1, 0, START, {"SubmitHost": HOST}), utc=True)
+    assert text == f"000 (001.000.000) 2026-12-02 12:00:00 Job submitted from host: {HOST}\n...\n"
+
+
+def test_held_event_text():
+    """012 carries the reason and a Code/Subcode line."""
+    event = Event(EventType.JOB_HELD, 12, 3, START,
+                  {"HoldReason": "via condor_hold (by user alice)", "HoldReasonCode": 1, "HoldReasonSubCode": 0})
+    assert format_text(event, utc=True) == (
+        "012 (012.003.000) 2026-12-02 12:00:00 Job was held.\n"
+        "\tvia condor_hold (by user alice)\n\tCode 1 Subcode 0\n...\n")
+
+
+def test_released_and_aborted_event_text():
+    """013 and 009 carry their reason line."""
+    released = format_text(Event(EventType.JOB_RELEASED, 1, 0, START, {"Reason": "ok"}), utc=True)
+    aborted = format_text(Event(EventType.JOB_ABORTED, 1, 0, START, {"Reason": "via condor_rm"}), utc=True)
+    assert released.splitlines()[0].endswith("Job was released.") and released.splitlines()[1] == "\tok"
+    assert aborted.splitlines()[0].endswith("Job was aborted.") and aborted.splitlines()[1] == "\tvia condor_rm"
+
+
+def test_execute_event_text():
+    """001 names the execute host and slot."""
+    text = format_text(Event(EventType.EXECUTE, 1, 0, START, {"ExecuteHost": HOST, "SlotName": "slot1_1@ep"}),
+                       utc=True)
+    assert text.splitlines() == [f"001 (001.000.000) 2026-12-02 12:00:00 Job executing on host: {HOST}",
+                                 "\tSlotName: slot1_1@ep", "..."]
+
+
+def test_terminated_event_text_with_usage_and_resources():
+    """005 has the return value, usage lines, bytes lines and the resources table."""
+    event = Event(EventType.JOB_TERMINATED, 5739, 0, START, {
+        "TerminatedNormally": True, "ReturnValue": 0, "SentBytes": 306, "ReceivedBytes": 683,
+        "TotalSentBytes": 306, "TotalReceivedBytes": 683, "CpusUsage": 0, "RequestCpus": 1, "Cpus": 1,
+        "DiskUsage": 139, "RequestDisk": 1048576, "Disk": 1049858, "MemoryUsage": 4, "RequestMemory": 1024,
+        "Memory": 1024})
+    assert format_text(event, utc=True) == (
+        "005 (5739.000.000) 2026-12-02 12:00:00 Job terminated.\n"
+        "\t(1) Normal termination (return value 0)\n"
+        "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage\n"
+        "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage\n"
+        "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Total Remote Usage\n"
+        "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Total Local Usage\n"
+        "\t306  -  Run Bytes Sent By Job\n"
+        "\t683  -  Run Bytes Received By Job\n"
+        "\t306  -  Total Bytes Sent By Job\n"
+        "\t683  -  Total Bytes Received By Job\n"
+        "\tPartitionable Resources :    Usage  Request Allocated\n"
+        "\t   Cpus                 :        0        1         1\n"
+        "\t   Disk (KB)            :      139  1048576   1049858\n"
+        "\t   Memory (MB)          :        4     1024      1024\n"
+        "...\n")
+
+
+def test_abnormal_termination_text():
+    """A job killed by a signal says so, and whether it left a core file."""
+    lines = format_text(Event(EventType.JOB_TERMINATED, 1, 0, START,
+                              {"TerminatedNormally": False, "TerminatedBySignal": 9}), utc=True).splitlines()
+    assert lines[1:3] == ["\t(0) Abnormal termination (signal 9)", "\t(0) No core file"]
+
+
+def test_evicted_and_image_size_text():
+    """004 and 006 have their usage and size lines."""
+    evicted = format_text(Event(EventType.JOB_EVICTED, 1, 0, START, {}), utc=True).splitlines()
+    assert evicted[1] == "\t(0) Job was not checkpointed."
+    assert evicted[4:6] == ["\t0  -  Run Bytes Sent By Job", "\t0  -  Run Bytes Received By Job"]
+    size = format_text(Event(EventType.IMAGE_SIZE, 1, 0, START,
+                             {"Size": 72, "MemoryUsage": 1, "ResidentSetSize": 72}), utc=True).splitlines()
+    assert size[0].endswith("Image size of job updated: 72")
+    assert size[1:3] == ["\t1  -  MemoryUsage of job (MB)", "\t72  -  ResidentSetSize of job (KB)"]
+
+
+def test_usage_format_counts_days():
+    """CPU usage prints days and HH:MM:SS."""
+    assert format_usage(90061, 5) == "Usr 1 01:01:01, Sys 0 00:00:05"
+
+
+def test_unwritable_event_type_is_refused():
+    """An event type with no text form yet gets a clear error."""
+    with pytest.raises(EventLogError, match="GRID_SUBMIT"):
+        format_text(Event(EventType.GRID_SUBMIT, 1, 0, START))
+
+
+def test_writer_appends_in_order(tmp_path):
+    """Events are appended in the order given, across calls."""
+    path = tmp_path / "job.log"
+    writer = EventLogWriter(str(path), utc=True)
+    writer.write([Event(EventType.SUBMIT, 1, 0, START, {"SubmitHost": HOST})])
+    writer.write([Event(EventType.JOB_HELD, 1, 0, START + 1, {"HoldReason": "x"}),
+                  Event(EventType.JOB_RELEASED, 1, 0, START + 2, {"Reason": "y"})])
+    numbers = [line[:3] for line in path.read_text().splitlines() if line[:1].isdigit()]
+    assert numbers == ["000", "012", "013"]
+
+
+def test_json_lines_format(tmp_path):
+    """log_format = json writes one JSON object per event."""
+    path = tmp_path / "job.json"
+    EventLogWriter(str(path), log_format="json", utc=True).write(
+        [Event(EventType.JOB_HELD, 1, 0, START, {"HoldReason": "x", "HoldReasonCode": 1})])
+    (record,) = [json.loads(line) for line in path.read_text().splitlines()]
+    assert record["MyType"] == "JobHeldEvent" and record["EventTypeNumber"] == 12
+    assert record["EventTime"] == "2026-12-02T12:00:00" and record["HoldReason"] == "x"
+
+
+def test_unwritable_path_is_reported(tmp_path):
+    """A log in a missing directory gets an error naming the file."""
+    with pytest.raises(EventLogError, match="cannot open event log .*nowhere"):
+        EventLogWriter(str(tmp_path / "nowhere" / "log")).write([Event(EventType.JOB_ABORTED, 1, 0, START)])
+
+
+def _write_many(path: str, cluster: int) -> None:
+    writer = EventLogWriter(path, utc=True)
+    for proc in range(200):
+        writer.write([Event(EventType.JOB_HELD, cluster, proc, START, {"HoldReason": "r" * 3000})])
+
+
+def test_concurrent_writers_never_interleave(tmp_path):
+    """Several processes writing the same log leave every event whole."""
+    path = str(tmp_path / "shared.log")
+    workers = [multiprocessing.Process(target=_write_many, args=(path, c)) for c in (1, 2, 3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(30)
+    chunks = open(path).read().split("...\n")[:-1]
+    assert len(chunks) == 600
+    assert all(chunk.startswith("012 (") and chunk.count("\n") == 3 for chunk in chunks)

@@ -1,0 +1,83 @@
+"""History: finished jobs newest first, constraints, projections, match, since, rotation."""
+
+import pytest
+
+from schedd.errors import BadConstraintError
+from schedd.queue import JobAction, JobQueue, JobSelection
+from tests.schedd.conftest import cluster_ad, proc_ads
+
+
+def remove_all(queue, spec):
+    queue.act(JobAction.Remove, JobSelection.from_spec(spec))
+
+
+@pytest.fixture
+def finished(queue, clock):
+    """Clusters 1 (alice, 3 procs) and 2 (bob, 2 procs), removed in that order."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(3))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(2))
+    remove_all(queue, ["1"])
+    clock.advance(100)
+    remove_all(queue, ["2"])
+    return queue
+
+
+def jobs(ads):
+    return [f'{ad["ClusterId"]}.{ad["ProcId"]}' for ad in ads]
+
+
+def test_history_is_newest_first(finished):
+    """condor_history order: the job that left last comes first."""
+    assert jobs(finished.history.query()) == ["2.1", "2.0", "1.2", "1.1", "1.0"]
+
+
+def test_history_keeps_the_final_ad(finished):
+    """The stored ad is the job's whole final ad, including its remove reason."""
+    ad = next(finished.history.query('Owner == "alice"'))
+    assert ad["Cmd"] == "/bin/sleep" and ad["JobStatus"] == 3 and ad["Args"] == "2"
+    assert ad["RemoveReason"].startswith("via condor_rm")
+
+
+def test_history_constraint_projection_and_match(finished):
+    """Constraint, projection and match limit work as for condor_history."""
+    found = list(finished.history.query('Owner == "alice"', ["ProcId"], match=2))
+    assert [dict(ad) for ad in found] == [{"ProcId": 2}, {"ProcId": 1}]
+    assert [dict(ad) for ad in finished.history.query(projection=["Owner"], match=1)] == [{"Owner": "bob"}]
+
+
+def test_since_a_job_id_stops_there(finished):
+    """since = a job id stops the scan at that job, which is not returned."""
+    assert jobs(finished.history.query(since="1.2")) == ["2.1", "2.0"]
+    assert jobs(finished.history.query(since="1")) == ["2.1", "2.0"]
+
+
+def test_since_an_expression_stops_when_true(finished):
+    """since = an expression stops at the first job for which it is true."""
+    assert jobs(finished.history.query(since='Owner == "alice"')) == ["2.1", "2.0"]
+
+
+def test_bad_history_constraint_is_refused(finished):
+    """A constraint that does not parse raises at once."""
+    with pytest.raises(BadConstraintError):
+        finished.history.query("Owner ==")
+
+
+def test_rotation_by_max_jobs(tmp_path, clock):
+    """HISTORY_MAX_JOBS keeps only the newest jobs."""
+    queue = JobQueue(tmp_path, clock, history_max_jobs=3)
+    queue.submit_cluster(cluster_ad(), proc_ads(5))
+    remove_all(queue, ["1"])
+    assert jobs(queue.history.query()) == ["1.4", "1.3", "1.2"]
+    queue.close()
+
+
+def test_rotation_by_age(tmp_path, clock):
+    """Jobs older than the age limit are dropped at the next write."""
+    queue = JobQueue(tmp_path, clock, history_max_age=50)
+    queue.submit_cluster(cluster_ad(), proc_ads(2))
+    queue.submit_cluster(cluster_ad(), proc_ads(1))
+    remove_all(queue, ["1"])
+    clock.advance(60)
+    remove_all(queue, ["2"])
+    assert jobs(queue.history.query()) == ["2.0"]
+    queue.close()
