@@ -2,3 +2,6 @@
 ``htcondor2`` bindings (``import bindings as htcondor`` ports a script written for
 HTCondor), and the ``roost`` command-line tool built on it.
 """
+
+from bindings.collector import Collector
+from bindings.enums import AdType, AdTypes, DaemonType, DaemonTypes

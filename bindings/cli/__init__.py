@@ -14,6 +14,8 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("bindings.cli.config", "print configuration values and where they were set"),
     "token": ("bindings.cli.token", "create and list identity tokens"),
+    "pool": ("bindings.cli.pool", "start, inspect and stop a personal pool"),
+    "status": ("bindings.cli.status", "show the pool's machines and daemons (condor_status)"),
     "submit": ("bindings.cli.submit", "submit jobs from a submit description file"),
 }
 

@@ -1,0 +1,291 @@
+"""``roost pool``: start, inspect and stop a personal pool.
+
+``roost pool up [--dir DIR]`` makes the pool directory (log, spool, execute), a signing
+key, a token for you and one for the daemons, and a config with ``use ROLE : Personal``;
+starts the master detached and returns once every daemon answers, leaving the pool's
+address file where the CLI and the bindings look. ``roost pool status`` lists the
+daemons with pid, address and uptime; ``roost pool down`` stops them cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+
+from daemoncore.config import Config, ConfigError
+from daemoncore.daemon import remove_quietly
+from daemoncore.master.routes import DAEMONS
+from daemoncore.master.service import write_pool_file
+from daemoncore.security import SecurityError, ensure_signing_key, issue_token, write_token
+from daemoncore.wire.blocking_client import BlockingClient
+from daemoncore.wire.daemon_routes import PING
+from daemoncore.wire.errors import RemoteError, Unreachable
+
+from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
+
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 20.0
+USER_SCOPES = ("READ", "WRITE", "ADMINISTRATOR")
+POOL_FILE_NAME = "pool.json"
+
+
+class PoolError(Exception):
+    """A pool could not be started, found or stopped; the message says why and what to do."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="roost pool", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,status,down}")
+    up = commands.add_parser("up", help="start a personal pool and wait until it answers")
+    up.add_argument("--dir", help="pool directory (default $XDG_DATA_HOME/roost/pool or ~/.local/share/roost/pool)")
+    up.add_argument("--timeout", type=float, default=START_TIMEOUT, help="seconds to wait for the daemons")
+    for name, text in (("status", "list the pool's daemons"), ("down", "stop the pool's daemons")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--dir", help="pool directory (default: the pool `roost pool up` last started)")
+    return parser
+
+
+def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
+    """Run ``roost pool`` with ``argv``; 0 on success, 1 on an error it explains."""
+    args = _parser().parse_args(argv)
+    env = dict(os.environ if env is None else env)
+    try:
+        if args.command == "up":
+            return pool_up(args.dir or default_pool_dir(env), env, args.timeout)
+        if args.command == "status":
+            return pool_status(args.dir, env)
+        return pool_down(args.dir, env)
+    except (PoolError, ConfigError, SecurityError, ValueError) as err:
+        print(f"roost pool {args.command}: {err}", file=sys.stderr)
+        return 1
+
+
+# --- up ---
+
+def pool_up(directory: str, env: dict, timeout: float) -> int:
+    """Start the pool in ``directory`` (unless one runs there) and publish its address file."""
+    directory = os.path.abspath(os.path.expanduser(directory))
+    user_pool_file(env)  # a broken user config is reported before anything starts
+    running = _running_facts(directory)
+    if running is not None:
+        _publish(directory, running, env)
+        print(f"a pool is already running in {directory} (master pid {running.get('master_pid')}, "
+              f"collector at {running.get('collector')})")
+        return 0
+    config_file = prepare_pool_dir(directory, env)
+    facts = _start_master(directory, config_file, env, timeout)
+    _publish(directory, facts, env)
+    print(f"pool up in {directory}: collector at {facts['collector']}, master pid {facts['master_pid']}")
+    return 0
+
+
+def prepare_pool_dir(directory: str, env: Mapping[str, str]) -> str:
+    """Make the pool's directories, key, tokens and config; the config file's path.
+
+    Raises:
+        PoolError: a directory or file cannot be made.
+        SecurityError: the signing key or a token cannot be written.
+    """
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        for sub in ("log", "spool", "execute", "tokens"):
+            os.makedirs(os.path.join(directory, sub), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise PoolError(f"cannot make the pool directory {directory}: {exc.strerror or exc}") from None
+    config_file = os.path.join(directory, "config")
+    try:
+        with open(config_file, "w", encoding="utf-8") as out:
+            out.write(pool_config_text(directory))
+    except OSError as exc:
+        raise PoolError(f"cannot write {config_file}: {exc.strerror or exc}") from None
+    config = Config.load(config_file, env=_pool_env(env, config_file))
+    key = ensure_signing_key(config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""))
+    domain = config.param("TRUST_DOMAIN") or "pool"
+    user = env.get("USER") or getpass.getuser()
+    write_token(user_token_file(directory), issue_token(key, f"{user}@{domain}", USER_SCOPES, issuer=domain))
+    write_token(os.path.join(directory, "tokens", "daemon"),
+                issue_token(key, f"master@{domain}", ["DAEMON"], issuer=domain))
+    return config_file
+
+
+def pool_config_text(directory: str) -> str:
+    """The config a personal pool in ``directory`` runs with."""
+    return (f"# Written by `roost pool up`; rewritten at each start.\n"
+            f"use ROLE : Personal\n"
+            f"LOCAL_DIR = {directory}\n"
+            f"POOL_ADDRESS_FILE = $(LOCAL_DIR)/{POOL_FILE_NAME}\n")
+
+
+def user_token_file(directory: str) -> str:
+    """Where ``roost pool up`` writes your token for the pool in ``directory``."""
+    return os.path.join(directory, "tokens", "user")
+
+
+def _pool_env(env: Mapping[str, str], config_file: str) -> dict:
+    return {**env, "ROOST_CONFIG": config_file}
+
+
+def _start_master(directory: str, config_file: str, env: Mapping[str, str], timeout: float) -> dict:
+    pool_file = os.path.join(directory, POOL_FILE_NAME)
+    remove_quietly(pool_file)
+    stderr_path = os.path.join(directory, "log", "MasterLog.stderr")
+    with open(stderr_path, "ab") as stderr, open(os.devnull, "rb") as stdin:
+        master = subprocess.Popen([sys.executable, "-m", "daemoncore.master"], env=_pool_env(env, config_file),
+                                  cwd=directory, stdin=stdin, stdout=stderr, stderr=stderr, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        facts = read_pool_file(pool_file)
+        if facts and facts.get("master_pid") == master.pid:
+            if facts.get("error"):
+                _terminate(master.pid)
+                raise PoolError(f"{facts['error']} (logs in {os.path.join(directory, 'log')})")
+            return facts
+        if master.poll() is not None:
+            raise PoolError(f"the master exited with status {master.returncode}: {_tail(stderr_path)}")
+        time.sleep(0.05)
+    _terminate(master.pid)
+    raise PoolError(f"the daemons did not all answer within {timeout:g}s; see the logs in "
+                    f"{os.path.join(directory, 'log')}")
+
+
+def _publish(directory: str, facts: dict, env: Mapping[str, str]) -> None:
+    """Write the user's pool address file, so clients with no configuration find this pool."""
+    path = user_pool_file(env)
+    if path:
+        write_pool_file(path, {**facts, "dir": directory, "token_file": user_token_file(directory)})
+
+
+def user_pool_file(env: Mapping[str, str]) -> str:
+    """The pool address file clients read when nothing else names a pool."""
+    return Config.load(env=env).param("POOL_ADDRESS_FILE", "")
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = [line.strip() for line in handle if line.strip()]
+    except OSError:
+        return "(no output)"
+    return lines[-1] if lines else "(no output)"
+
+
+# --- finding a running pool ---
+
+def _running_facts(directory: str) -> dict | None:
+    """The address file of the pool running in ``directory``, if its master answers."""
+    facts = read_pool_file(os.path.join(directory, POOL_FILE_NAME))
+    if not facts or facts.get("error") or not facts.get("master"):
+        return None
+    try:
+        answer = BlockingClient(facts["master"], timeout=5).call(PING)
+    except (Unreachable, RemoteError, ValueError):
+        return None
+    return facts if isinstance(answer, dict) and answer.get("pid") == facts.get("master_pid") else None
+
+
+def _locate(directory: str | None, env: Mapping[str, str]) -> tuple[str, dict]:
+    if directory is None:
+        published = read_pool_file(user_pool_file(env)) if user_pool_file(env) else None
+        if not published or not published.get("dir"):
+            raise PoolError(NO_POOL)
+        directory = published["dir"]
+    directory = os.path.abspath(os.path.expanduser(directory))
+    facts = _running_facts(directory)
+    if facts is None:
+        raise PoolError(f"no pool is running in {directory}: start one with `roost pool up --dir {directory}`")
+    return directory, facts
+
+
+# --- status ---
+
+def pool_status(directory: str | None, env: Mapping[str, str]) -> int:
+    """Print the pool's daemons with pid, address, uptime, state and restarts."""
+    directory, facts = _locate(directory, env)
+    token = _read_token(user_token_file(directory))
+    answer = BlockingClient(facts["master"], token=token, timeout=10).call(DAEMONS)
+    rows = [("DAEMON", "PID", "ADDRESS", "UPTIME", "STATE", "RESTARTS")]
+    now = time.time()
+    for daemon in [answer["master"], *answer["daemons"]]:
+        started = daemon.get("started_at")
+        uptime = format_duration(now - started) if started and daemon.get("state") == "ready" else "-"
+        rows.append((daemon["name"], str(daemon.get("pid") or "-"), daemon.get("address") or "-", uptime,
+                     daemon.get("state", "-"), str(daemon.get("restarts", 0))))
+    print(f"pool in {directory}, collector at {facts['collector']}")
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for daemon in answer["daemons"]:
+        if daemon.get("last_exit"):
+            print(f"{daemon['name']} last {daemon['last_exit']}")
+    return 0
+
+
+def format_duration(seconds: float) -> str:
+    """``D+HH:MM:SS``, as HTCondor's tools print durations."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    return f"{days}+{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+
+
+def _read_token(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
+# --- down ---
+
+def pool_down(directory: str | None, env: Mapping[str, str]) -> int:
+    """SIGTERM the pool's master, wait until it has stopped its daemons and exited."""
+    directory, facts = _locate(directory, env)
+    pid = int(facts["master_pid"])
+    _terminate(pid)
+    if not _wait_gone(pid, STOP_TIMEOUT):
+        raise PoolError(f"the master (pid {pid}) did not stop within {STOP_TIMEOUT:g}s; "
+                        f"see {os.path.join(directory, 'log', 'MasterLog')}")
+    remove_quietly(os.path.join(directory, POOL_FILE_NAME))
+    published_path = user_pool_file(env)
+    published = read_pool_file(published_path) if published_path else None
+    if published and published.get("dir") == directory:
+        remove_quietly(published_path)
+    print(f"pool in {directory} stopped")
+    return 0
+
+
+def _terminate(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
