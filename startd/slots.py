@@ -1,0 +1,341 @@
+"""The startd's slots: static, partitionable and dynamic, their claims, and their ads.
+
+:class:`SlotTable` is pure logic over an injected clock: the service layer calls
+:meth:`~SlotTable.request_claim`, :meth:`~SlotTable.activate`,
+:meth:`~SlotTable.job_exited` and :meth:`~SlotTable.release` as the schedd and the
+starter move a job along, and publishes :meth:`~SlotTable.public_ads` and
+:meth:`~SlotTable.private_ads`. A claim on a partitionable slot carves a dynamic
+slot of the job's requested size (``slot1_1@host``); releasing it returns the size.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+
+import attrs
+import classad
+
+from startd.discovery import Machine
+from startd.errors import ClaimError, ClaimRefused
+from startd.gpu_placement import CardRoom, GpuRequest, place_gpus
+from startd.resources import GpuShare, Resources
+from startd.slot_ads import (REQUIREMENTS, WITHIN_RESOURCE_LIMITS, gpu_property_ad,
+                             machine_attributes, private_ad, set_expression)
+from startd.slot_types import SlotPlan
+from startd.states import Activity, SlotStatus, State, apply_event
+
+UNKNOWN_CLAIM = "no slot holds this ClaimId (it was never issued, or the claim has ended)"
+DEFAULT_REQUESTS = {"RequestCpus": 1, "RequestMemory": 0, "RequestDisk": 0, "RequestGPUs": 0}
+
+
+class SlotKind(str, enum.Enum):
+    """HTCondor's ``SlotType`` values."""
+
+    STATIC = "Static"
+    PARTITIONABLE = "Partitionable"
+    DYNAMIC = "Dynamic"
+
+
+def new_claim_id() -> str:
+    """A fresh, unguessable ClaimId."""
+    return secrets.token_urlsafe(32)
+
+
+@attrs.frozen
+class Slot:
+    """One slot: its size, state, and the claim (if any) it answers to."""
+
+    name: str
+    slot_id: int
+    sub_id: int
+    kind: SlotKind
+    resources: Resources
+    status: SlotStatus
+    claim_id: str = attrs.field(repr=False)
+    remote_user: str | None = None
+    job_ad: classad.ClassAd | None = attrs.field(default=None, eq=False, repr=False)
+    parent: str | None = None
+    claimed_at: float | None = None
+
+
+@attrs.frozen
+class ClaimGrant:
+    """What a successful claim gives the schedd: the slot's name and the ClaimId to use from now."""
+
+    slot_name: str
+    claim_id: str = attrs.field(repr=False)
+    resources: Resources
+
+
+def _number(job: classad.ClassAd, attr: str, slot_ad: classad.ClassAd, default: float | None) -> float | None:
+    if attr not in job:
+        return default
+    value = job.evaluate(attr, slot_ad)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ClaimRefused(f"the job's {attr} = {job.lookup(attr)} is not a number "
+                           f"(it evaluates to {value!r})")
+    return value
+
+
+# Mutable: it holds the machine's live slots, which claims add, change and remove.
+@attrs.define
+class SlotTable:
+    """The slots of one startd, their claims and their ads."""
+
+    machine: Machine
+    clock: object  # IReactorTime
+    start: str = "true"
+    rank: str = "0"
+    domains: Mapping[str, str] = attrs.Factory(dict)
+    make_claim_id: Callable[[], str] = new_claim_id
+    slots: dict[str, Slot] = attrs.Factory(dict)
+    rooms: dict[str, CardRoom] = attrs.Factory(dict)
+    _next_sub: dict[int, int] = attrs.Factory(dict)
+
+    @classmethod
+    def from_plans(cls, machine: Machine, plans: Iterable[SlotPlan], clock: object,
+                   **options: object) -> SlotTable:
+        """A table of the slots ``plans`` lay out; cards go to slots in index order."""
+        table = cls(machine, clock, **options)  # type: ignore[arg-type]
+        cards = list(machine.gpus)
+        now = clock.seconds()  # type: ignore[attr-defined]
+        for plan in plans:
+            mine, cards = cards[:plan.gpu_count], cards[plan.gpu_count:]
+            whole = tuple(GpuShare(g.id, g.memory_mb, 100, whole=True) for g in mine)
+            kind = SlotKind.PARTITIONABLE if plan.partitionable else SlotKind.STATIC
+            name = f"slot{plan.slot_id}@{machine.hostname}"
+            table.slots[name] = Slot(name, plan.slot_id, 0, kind,
+                                     Resources(plan.cpus, plan.memory_mb, plan.disk_kb, whole),
+                                     SlotStatus.unclaimed(now), table.make_claim_id())
+            for g in mine:
+                table.rooms[g.id] = CardRoom(g, g.memory_mb, 100)
+        return table
+
+    # --- looking up ---
+
+    def by_claim_id(self, claim_id: str) -> Slot:
+        """The slot answering to ``claim_id``.
+
+        Raises:
+            ClaimError: no slot holds it.
+        """
+        for slot in self.slots.values():
+            if secrets.compare_digest(slot.claim_id, claim_id):
+                return slot
+        raise ClaimError(UNKNOWN_CLAIM)
+
+    def children(self, parent: str) -> list[Slot]:
+        """The dynamic slots carved from partitionable slot ``parent``."""
+        return [s for s in self.slots.values() if s.parent == parent]
+
+    def free(self, slot: Slot) -> Resources:
+        """What ``slot`` can still give: all of it, less its dynamic slots for a partitionable one."""
+        size = slot.resources
+        for child in self.children(slot.name):
+            size = size.minus(child.resources)
+        return size
+
+    # --- claims ---
+
+    def request_claim(self, claim_id: str, job: classad.ClassAd, remote_user: str | None = None) -> ClaimGrant:
+        """Claim the slot holding ``claim_id`` for ``job``; a partitionable slot carves a dynamic one.
+
+        Raises:
+            ClaimError: the ClaimId is unknown or the slot is not free to claim.
+            ClaimRefused: START is not true for the job, or the job does not fit.
+        """
+        slot = self.by_claim_id(claim_id)
+        if slot.kind is SlotKind.DYNAMIC or slot.status.state not in (State.UNCLAIMED, State.MATCHED):
+            raise ClaimError(f"{slot.name} is {slot.status.describe()}, not free to claim")
+        ad = self.public_ad(slot)
+        started = ad.evaluate("Start", job)
+        if started is not True:
+            raise ClaimRefused(f"{slot.name}: START ({self.start}) is {started!r} for this job, not true")
+        wanted, gpus = self._requested(job, ad, slot)
+        free = self.free(slot)
+        if not wanted.fits_in(free):
+            raise ClaimRefused(f"{slot.name} has {free.cpus} CPUs, {free.memory_mb} MiB memory and "
+                               f"{free.disk_kb} KiB disk free; the job asks for {wanted.cpus}, "
+                               f"{wanted.memory_mb} and {wanted.disk_kb}")
+        now = self.clock.seconds()  # type: ignore[attr-defined]
+        if slot.kind is SlotKind.STATIC:
+            claimed = attrs.evolve(slot, status=apply_event(slot.status, "claim", now, slot.name),
+                                   remote_user=remote_user, claimed_at=now)
+            self.slots[slot.name] = claimed
+            return ClaimGrant(slot.name, claimed.claim_id, claimed.resources)
+        shares = self._take_gpus(gpus, job, slot)
+        sub = self._next_sub.get(slot.slot_id, 0) + 1
+        self._next_sub[slot.slot_id] = sub
+        name = f"slot{slot.slot_id}_{sub}@{self.machine.hostname}"
+        child = Slot(name, slot.slot_id, sub, SlotKind.DYNAMIC, attrs.evolve(wanted, gpus=shares),
+                     apply_event(SlotStatus.unclaimed(now), "claim", now, name), self.make_claim_id(),
+                     remote_user=remote_user, parent=slot.name, claimed_at=now)
+        self.slots[name] = child
+        return ClaimGrant(name, child.claim_id, child.resources)
+
+    def _requested(self, job: classad.ClassAd, ad: classad.ClassAd, slot: Slot) -> tuple[Resources, GpuRequest]:
+        cpus = _number(job, "RequestCpus", ad, 1)
+        memory = _number(job, "RequestMemory", ad, 0)
+        disk = _number(job, "RequestDisk", ad, 0)
+        count = _number(job, "RequestGPUs", ad, 0)
+        gpu_memory = _number(job, "RequestGPUMemory", ad, None)
+        gpu_cores = _number(job, "RequestGPUCores", ad, None)
+        policy = job.evaluate("GPUPlacementPolicy", ad) if "GPUPlacementPolicy" in job else None
+        wanted = Resources(math.ceil(cpus), math.ceil(memory), math.ceil(disk))
+        request = GpuRequest(math.ceil(count), None if gpu_memory is None else math.ceil(gpu_memory),
+                             None if gpu_cores is None else math.ceil(gpu_cores),
+                             policy if isinstance(policy, str) else "spread")
+        return wanted, request
+
+    def _take_gpus(self, request: GpuRequest, job: classad.ClassAd, slot: Slot) -> tuple[GpuShare, ...]:
+        if request.count == 0:
+            return ()
+        rooms = [self.rooms[i] for i in slot.resources.gpu_ids]
+        shares = place_gpus(rooms, request, self._allowed_cards(job, rooms))
+        if shares is None:
+            what = (f"{request.count} card(s) with {request.memory_mb or 'all'} MiB and "
+                    f"{request.cores or 0}% cores free" if request.shares else
+                    f"{request.count} whole card(s)")
+            raise ClaimRefused(f"{slot.name} cannot give {what}; "
+                               f"{sum(r.untouched for r in rooms)} of {len(rooms)} cards are untouched")
+        for share in shares:
+            self.rooms[share.gpu_id] = self.rooms[share.gpu_id].take(share)
+        return shares
+
+    @staticmethod
+    def _allowed_cards(job: classad.ClassAd, rooms: list[CardRoom]) -> set[str] | None:
+        """Cards whose property ad satisfies the job's ``RequireGPUs``; None when it has none."""
+        if "RequireGPUs" not in job:
+            return None
+        text = str(job.lookup("RequireGPUs"))
+        allowed = set()
+        for room in rooms:
+            card = gpu_property_ad(room.device, room)
+            if classad.ExprTree(text).eval(card, job) is True:
+                allowed.add(room.device.id)
+        return allowed
+
+    def _move(self, claim_id: str, event: str, **changes: object) -> Slot:
+        slot = self.by_claim_id(claim_id)
+        now = self.clock.seconds()  # type: ignore[attr-defined]
+        moved = attrs.evolve(slot, status=apply_event(slot.status, event, now, slot.name), **changes)
+        self.slots[slot.name] = moved
+        return moved
+
+    def activate(self, claim_id: str, job: classad.ClassAd) -> Slot:
+        """The claimed slot starts running ``job`` (Claimed/Busy).
+
+        Raises:
+            ClaimError: unknown ClaimId. SlotStateError: the slot is not Claimed/Idle.
+        """
+        return self._move(claim_id, "activate", job_ad=job)
+
+    def job_exited(self, claim_id: str) -> Slot:
+        """The job of the claim ended; the slot waits for the next one (Claimed/Idle)."""
+        return self._move(claim_id, "job_exit", job_ad=None)
+
+    def vacate(self, claim_id: str) -> Slot:
+        """The claim's job is being stopped gracefully (Preempting/Vacating)."""
+        return self._move(claim_id, "vacate")
+
+    def kill(self, claim_id: str) -> Slot:
+        """The claim's job is being killed (Preempting/Killing)."""
+        return self._move(claim_id, "kill")
+
+    def release(self, claim_id: str) -> Slot:
+        """End the claim: a dynamic slot goes, returning its size; a static one is Unclaimed
+        again with a new ClaimId, so the old one no longer works.
+
+        Raises:
+            ClaimError: unknown ClaimId. SlotStateError: the slot still runs a job.
+        """
+        slot = self._move(claim_id, "release", job_ad=None, remote_user=None, claimed_at=None)
+        if slot.kind is SlotKind.DYNAMIC:
+            del self.slots[slot.name]
+            for share in slot.resources.gpus:
+                self.rooms[share.gpu_id] = self.rooms[share.gpu_id].give_back(share)
+            return slot
+        fresh = attrs.evolve(slot, claim_id=self.make_claim_id())
+        self.slots[slot.name] = fresh
+        return fresh
+
+    # --- ads ---
+
+    def public_ad(self, slot: Slot) -> classad.ClassAd:
+        """``slot``'s ad for the collector, with HTCondor's attribute names."""
+        ad = classad.ClassAd()
+        for name, value in machine_attributes(self.machine, self.domains).items():
+            ad[name] = value
+        free = self.free(slot) if slot.kind is SlotKind.PARTITIONABLE else slot.resources
+        ad["Name"] = slot.name
+        ad["SlotID"] = slot.slot_id
+        ad["SlotType"] = slot.kind.value
+        ad["PartitionableSlot"] = slot.kind is SlotKind.PARTITIONABLE
+        ad["DynamicSlot"] = slot.kind is SlotKind.DYNAMIC
+        if slot.kind is SlotKind.DYNAMIC:
+            ad["DSlotId"] = slot.sub_id
+            ad["ParentSlot"] = slot.parent
+        ad["State"] = slot.status.state.value
+        ad["Activity"] = slot.status.activity.value
+        ad["EnteredCurrentState"] = int(slot.status.entered_state)
+        ad["EnteredCurrentActivity"] = int(slot.status.entered_activity)
+        ad["Cpus"], ad["Memory"], ad["Disk"] = free.cpus, free.memory_mb, free.disk_kb
+        ad["TotalSlotCpus"] = slot.resources.cpus
+        ad["TotalSlotMemory"] = slot.resources.memory_mb
+        ad["TotalSlotDisk"] = slot.resources.disk_kb
+        ad["TotalSlotGPUs"] = len(slot.resources.gpu_ids)
+        ad["TotalSlots"] = len(self.slots)
+        self._gpu_attributes(ad, slot)
+        set_expression(ad, "Start", self.start)
+        set_expression(ad, "Rank", self.rank)
+        set_expression(ad, "WithinResourceLimits", WITHIN_RESOURCE_LIMITS)
+        set_expression(ad, "Requirements", REQUIREMENTS)
+        if slot.kind is SlotKind.PARTITIONABLE:
+            kids = self.children(slot.name)
+            ad["NumDynamicSlots"] = len(kids)
+            ad["ChildState"] = [k.status.state.value for k in kids]
+            ad["ChildRemoteUser"] = [k.remote_user or "" for k in kids]
+        if slot.remote_user:
+            ad["RemoteUser"] = ad["RemoteOwner"] = slot.remote_user
+        if slot.claimed_at is not None:
+            ad["JobStart" if slot.job_ad is not None else "ClaimStart"] = int(slot.claimed_at)
+        if slot.job_ad is not None:
+            for attr, mine in (("GlobalJobId", "GlobalJobId"), ("ClusterId", "JobCluster"),
+                               ("ProcId", "JobProc")):
+                if attr in slot.job_ad:
+                    ad[mine] = slot.job_ad[attr]
+            if "ClusterId" in slot.job_ad and "ProcId" in slot.job_ad:
+                ad["JobId"] = f"{slot.job_ad['ClusterId']}.{slot.job_ad['ProcId']}"
+        return ad
+
+    def _gpu_attributes(self, ad: classad.ClassAd, slot: Slot) -> None:
+        ids = slot.resources.gpu_ids
+        rooms = [self.rooms[i] for i in ids]
+        for room in rooms:
+            ad[room.device.attr_name] = gpu_property_ad(room.device, room)
+        if slot.kind is SlotKind.DYNAMIC:
+            ad["GPUs"] = len(ids)
+            ad["AssignedGPUs"] = ",".join(ids)
+            ad["AvailableGPUs"] = [classad.ExprTree(r.device.attr_name) for r in rooms]
+            shared = [s for s in slot.resources.gpus if not s.whole]
+            if shared:
+                ad["AssignedGPUMemoryMb"] = shared[0].memory_mb
+                ad["AssignedGPUCores"] = shared[0].cores
+            return
+        ad["GPUs"] = sum(r.untouched for r in rooms)
+        ad["AvailableGPUs"] = [classad.ExprTree(r.device.attr_name) for r in rooms
+                               if r.free_memory_mb > 0 and r.free_cores > 0]
+        if slot.kind is SlotKind.STATIC:
+            ad["AssignedGPUs"] = ",".join(ids)
+
+    def public_ads(self) -> list[classad.ClassAd]:
+        """Every slot's public ad, by name."""
+        return [self.public_ad(self.slots[n]) for n in sorted(self.slots)]
+
+    def private_ads(self) -> list[classad.ClassAd]:
+        """Every slot's private ad with its current ClaimId, by name."""
+        return [private_ad(s.name, self.machine.hostname, s.claim_id)
+                for s in (self.slots[n] for n in sorted(self.slots))]
