@@ -1,0 +1,189 @@
+"""One negotiation cycle: share the pool's idle slots among submitters fairly.
+
+Groups are served in starvation order (least usage for their quota first, ``<none>``
+last), each within its allocation. Inside a group the submitters split it by the
+inverse of their effective priorities, best first. This pie is spun again with what
+is left while slots and matching demand remain, so shares nobody can use go to
+others. Submitters below their floor are served before anyone. The result is a list
+of :class:`Match` values for the daemon to send to schedds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+from attrs import frozen
+
+from classad import ClassAd
+from negotiator.accountant import NO_GROUP, Accountant, group_of
+from negotiator.autocluster import ResourceRequest
+from negotiator.groups import GroupSettings, allocations
+from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
+
+
+@frozen
+class Submitter:
+    """One submitter ad: who, which schedd, and that schedd's resource requests."""
+
+    name: str
+    schedd_address: str
+    requests: tuple[ResourceRequest, ...] = ()
+
+
+@frozen
+class Match:
+    """One slot (or a piece of a partitionable one) matched to one submitter's request."""
+
+    submitter: str
+    schedd_address: str
+    request_id: str
+    job_id: str | None
+    slot_name: str
+    weight: float
+    consumed: tuple[tuple[str, float], ...] = ()
+    claim_id: str = attrs.field(default="", repr=False)
+
+
+@frozen
+class CycleSettings:
+    """Knobs of a whole cycle."""
+
+    match: MatchSettings = attrs.field(factory=MatchSettings)
+    groups: GroupSettings = attrs.field(factory=GroupSettings)
+    max_spins: int = 1000
+
+
+@frozen
+class CycleResult:
+    """What one cycle did."""
+
+    matches: tuple[Match, ...]
+    spins: int
+    evaluations: int
+    slots_considered: int
+    unmatched: dict = attrs.field(factory=dict)
+
+
+def _request_weight(request: ResourceRequest) -> float:
+    cpus = request.ad.evaluate("RequestCpus")
+    return float(cpus) if type(cpus) in (int, float) and cpus > 0 else 1.0
+
+
+class _CycleState:
+    """Bookkeeping while one cycle runs. Mutable: counts go down as matches are made."""
+
+    def __init__(self, pool: SlotPool, submitters: Sequence[Submitter], accountant: Accountant) -> None:
+        self.pool = pool
+        self.accountant = accountant
+        self.left = {(s.name, r.request_id): r.count for s in submitters for r in s.requests}
+        self.given = {(s.name, r.request_id): 0 for s in submitters for r in s.requests}
+        self.used = {s.name: accountant.resources_in_use(s.name) for s in submitters}
+        self.prefilters = {r.request_id: build_prefilter(r.ad) for s in submitters for r in s.requests}
+        self.matches: list[Match] = []
+        self.spins = 0
+
+    def demand_left(self, submitter: Submitter) -> bool:
+        return any(self.left[(submitter.name, r.request_id)] > 0 for r in submitter.requests)
+
+    def serve(self, submitter: Submitter, allowance: float) -> float:
+        """Match ``submitter``'s requests in order until its allowance is used; returns
+        the weight matched."""
+        ceiling = self.accountant.ceiling(submitter.name)
+        if ceiling is not None:
+            allowance = min(allowance, ceiling - self.used[submitter.name])
+        got = 0.0
+        for request in submitter.requests:
+            key = (submitter.name, request.request_id)
+            if self.left[key] <= 0 or got >= allowance:
+                continue
+            found = match_request(self.pool, request, self.left[key], allowance - got,
+                                  self.prefilters[request.request_id])
+            for slot_match in found:
+                index = self.given[key]
+                job_id = request.job_ids[index] if index < len(request.job_ids) else None
+                self.matches.append(Match(submitter.name, submitter.schedd_address, request.request_id,
+                                          job_id, slot_match.slot_name, slot_match.weight,
+                                          slot_match.consumed))
+                self.given[key] += 1
+                self.left[key] -= 1
+                got += slot_match.weight
+        self.used[submitter.name] += got
+        return got
+
+
+def _spin_pie(state: _CycleState, submitters: list[Submitter], limit: float, max_spins: int) -> float:
+    """Share ``limit`` cores among ``submitters`` by inverse effective priority, spinning
+    again with what is left; returns the weight matched."""
+    accountant = state.accountant
+    ordered = sorted(submitters, key=lambda s: (accountant.effective_priority(s.name), s.name))
+    matched = 0.0
+    for submitter in ordered:  # floors first
+        floor = accountant.floor(submitter.name)
+        if floor is not None and state.used[submitter.name] < floor and limit - matched > 0:
+            matched += state.serve(submitter, min(floor - state.used[submitter.name], limit - matched))
+    active = [s for s in ordered if state.demand_left(s)]
+    first = True
+    while active and limit - matched > 1e-9 and state.spins < max_spins:
+        state.spins += 1
+        weights = {s.name: 1.0 / max(accountant.effective_priority(s.name), 1e-12) for s in active}
+        total_weight = sum(weights.values())
+        pie = limit - matched
+        if first:
+            pie += sum(state.used[s.name] for s in active)
+        spun = 0.0
+        still = []
+        for submitter in active:
+            allowance = pie * weights[submitter.name] / total_weight
+            if first:
+                allowance -= state.used[submitter.name]
+            allowance = min(allowance, limit - matched - spun)
+            if allowance <= 0:
+                still.append(submitter)
+                continue
+            got = state.serve(submitter, allowance)
+            spun += got
+            if got > 0 and state.demand_left(submitter):
+                still.append(submitter)
+        matched += spun
+        if spun <= 0 and not first:
+            break
+        first = False
+        active = still
+    return matched
+
+
+def _group_key(group: str, usage: float, quota: float) -> tuple:
+    if group == NO_GROUP:
+        return (1, 0.0, group)
+    return (0, usage / quota if quota > 0 else math.inf, group)
+
+
+def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], accountant: Accountant,
+              settings: CycleSettings | None = None) -> CycleResult:
+    """Run one negotiation cycle over idle ``slots`` for ``submitters``' requests."""
+    settings = settings or CycleSettings()
+    job_ads = [r.ad for s in submitters for r in s.requests]
+    pool = SlotPool(slots, job_ads, settings.match)
+    state = _CycleState(pool, submitters, accountant)
+    available = sum(_number(settings.match.slot_weight.evaluate(s.ad)) for s in pool.slots)
+    total = available + sum(state.used.values())
+    names = settings.groups.active
+    by_group: dict[str, list[Submitter]] = {}
+    for submitter in submitters:
+        by_group.setdefault(group_of(submitter.name, names), []).append(submitter)
+    demand = {g: sum(state.used[s.name] + sum(r.count * _request_weight(r) for r in s.requests)
+                     for s in members) for g, members in by_group.items()}
+    limits = allocations(settings.groups, total, demand) if names else {NO_GROUP: total}
+    usage = {g: sum(state.used[s.name] for s in members) for g, members in by_group.items()}
+    order = sorted(by_group, key=lambda g: _group_key(g, usage[g], limits.get(g, 0.0)))
+    for group in order:
+        members = by_group[group]
+        _spin_pie(state, members, limits.get(group, 0.0) - usage[group], settings.max_spins)
+    unmatched = {k: v for k, v in state.left.items() if v > 0}
+    return CycleResult(tuple(state.matches), state.spins, pool.evaluations, len(pool.slots), unmatched)
+
+
+def _number(value) -> float:
+    return float(value) if type(value) in (int, float, bool) else 0.0
