@@ -1,6 +1,7 @@
 """Collector load: a real collector process, N machine ads advertised from a second
-process (one update per ad, then in batches), and constraint queries; prints
-updates per second and query latency percentiles for N = 1,000 and 10,000.
+process (one update per ad, then in batches), constraint queries one at a time and
+then a sustained mix at 20 a second; prints updates per second and query latency
+percentiles for N = 1,000 and 10,000.
 
 Run: ``python benchmarks/collector_load.py [--sizes 1000 10000] [--queries 200]``.
 """
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from daemoncore.security import create_signing_key, issue_token
 from daemoncore.wire import collector_routes as api
@@ -88,6 +90,35 @@ def measure_queries(address: str, token: str, rounds: int) -> list[dict]:
     return rows
 
 
+def sustained_queries(address: str, token: str, rate: float, seconds: float) -> dict:
+    """Queries of the mix sent at ``rate`` per second for ``seconds`` from 8 threads;
+    latency counts from each query's scheduled time, so falling behind shows."""
+    client = BlockingClient(address, token=token, timeout=120)
+    total = int(rate * seconds)
+    began = time.perf_counter()
+
+    def one(index: int) -> float:
+        scheduled = began + index / rate
+        time.sleep(max(0.0, scheduled - time.perf_counter()))
+        _, constraint, projection = QUERIES[index % len(QUERIES)]
+        for _ in client.stream(api.QUERY, {"constraint": constraint, "projection": projection}, ad_type="Machine"):
+            pass
+        return (time.perf_counter() - scheduled) * 1000
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        latencies = sorted(pool.map(one, range(total)))
+    elapsed = time.perf_counter() - began
+    return {"rate": total / elapsed, "p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
+            "p99": percentile(latencies, 0.99)}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time the process has used (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_collector(workdir: str) -> tuple[subprocess.Popen, str, bytes]:
     key_file = os.path.join(workdir, "POOL")
     key = create_signing_key(key_file)
@@ -110,6 +141,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--queries", type=int, default=100, help="rounds of each query")
+    parser.add_argument("--rate", type=float, default=20.0, help="queries per second in the sustained phase")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the sustained phase")
     parser.add_argument("--advertise", nargs=3, metavar=("ADDRESS", "COUNT", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.advertise:
@@ -125,6 +158,9 @@ def main() -> None:
                 single = run_advertiser(address, daemon, size, 1)
                 batched = run_advertiser(address, daemon, size, BATCH)
                 rows = measure_queries(address, reader, args.queries)
+                cpu_before = cpu_seconds(process.pid)
+                load = sustained_queries(address, reader, args.rate, args.seconds)
+                load["server_cpu_ms"] = (cpu_seconds(process.pid) - cpu_before) * 1000 / (args.rate * args.seconds)
             finally:
                 process.terminate()
                 process.wait(timeout=20)
@@ -134,6 +170,9 @@ def main() -> None:
         print(f"  {'query':<22}{'matched':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
         for row in rows:
             print(f"  {row['query']:<22}{row['matched']:>8}{row['p50']:>9.1f}{row['p95']:>9.1f}{row['p99']:>9.1f}")
+        print(f"  sustained mix at {args.rate:g}/s asked, {load['rate']:.1f}/s done:"
+              f" p50 {load['p50']:.1f} ms, p95 {load['p95']:.1f} ms, p99 {load['p99']:.1f} ms;"
+              f" collector CPU {load['server_cpu_ms']:.1f} ms per query")
 
 
 if __name__ == "__main__":

@@ -28,3 +28,17 @@ def test_bad_constraint_names_the_parse_error():
     """A constraint that does not parse raises ConstraintError quoting it."""
     with pytest.raises(ConstraintError, match=r"Cpus >= \(4"):
         compile_constraint("Cpus >= (4")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Cpus >= 4 && Memory > 100", 'State == "unclaimed"', "MY.Cpus * 2 == Double", "Missing =!= undefined",
+     "isUndefined(Missing)", "Cpus / 0 > 1", 'regexp("^slot", Name)'],
+)
+def test_compiled_predicate_agrees_with_exprtree(text):
+    """The predicate matches exactly the ads for which ExprTree.evaluate gives true."""
+    ads = [classad.ClassAd({"Name": f"slot{n}", "Cpus": n, "Memory": 50 * n, "State": "Unclaimed"}) for n in range(8)]
+    for ad in ads:
+        ad["Double"] = classad.ExprTree("Cpus * 2")
+    tree = classad.ExprTree(text)
+    assert [compile_constraint(text)(ad) for ad in ads] == [tree.evaluate(ad) is True for ad in ads]
