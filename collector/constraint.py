@@ -33,6 +33,8 @@ def compile_constraint(text: str | None) -> Predicate:
         tree = classad.ExprTree(text)
     except ValueError as exc:  # classad's ClassAdParseError is a ValueError
         raise ConstraintError(f"constraint {text!r} does not parse: {exc}") from None
+    except RecursionError:
+        raise ConstraintError(f"constraint of {len(text)} characters nests too deeply") from None
 
     evaluate = _evaluator(tree)
 

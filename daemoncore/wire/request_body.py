@@ -31,6 +31,8 @@ def parse_json_object(raw: bytes) -> dict:
         raise BadRequest(
             f"request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise BadRequest("request body nests JSON too deeply") from None
     if not isinstance(value, dict):
         raise BadRequest(f"request body must be a JSON object, got {_describe(value)}")
     return value

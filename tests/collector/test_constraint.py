@@ -42,3 +42,9 @@ def test_compiled_predicate_agrees_with_exprtree(text):
         ad["Double"] = classad.ExprTree("Cpus * 2")
     tree = classad.ExprTree(text)
     assert [compile_constraint(text)(ad) for ad in ads] == [tree.evaluate(ad) is True for ad in ads]
+
+
+def test_deeply_nested_constraint_is_a_constraint_error():
+    """A constraint nested beyond what the parser follows is refused cleanly."""
+    with pytest.raises(ConstraintError):
+        compile_constraint("(" * 20_000 + "1" + ")" * 20_000)

@@ -40,3 +40,9 @@ def test_unknown_field_is_refused():
     """A misspelt field is refused instead of ignored."""
     with pytest.raises(BadRequest, match=r"\$\.limt: unknown field"):
         reject_unknown({"limt": 3}, {"limit"})
+
+
+def test_deeply_nested_body_is_refused():
+    """JSON nested beyond what the parser can follow is a 400, not a crash."""
+    with pytest.raises(BadRequest, match="too deeply"):
+        parse_json_object(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
