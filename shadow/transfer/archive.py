@@ -74,20 +74,20 @@ class PackStream:
         files = dirs = total = 0
         for item in self.items:
             if item.is_dir:
-                dirs += 1
                 yield _header(item, size=0, digest=None)
-                continue
-            size, digest = _digest(item.source)
-            total += size
-            if self.max_bytes is not None and total > self.max_bytes:
-                raise TransferLimitError(
-                    f"job {self.job}: transfer is larger than the limit of {self.max_bytes} bytes "
-                    f"(reached at {item.name!r})")
-            files += 1
-            yield _header(item, size=size, digest=digest)
-            yield from _body(self.job, item, size, digest)
+                dirs += 1
+            else:
+                size, digest = _digest(item.source)
+                if self.max_bytes is not None and total + size > self.max_bytes:
+                    raise TransferLimitError(
+                        f"job {self.job}: transfer is larger than the limit of {self.max_bytes} "
+                        f"bytes (reached at {item.name!r})")
+                yield _header(item, size=size, digest=digest)
+                yield from _body(self.job, item, size, digest)
+                files, total = files + 1, total + size
+            # kept current member by member: a reader may stop before the end blocks
+            self.stats = TransferStats(files, dirs, total)
         yield b"\0" * (2 * _BLOCK)
-        self.stats = TransferStats(files, dirs, total)
 
 
 def pack(items: list[PackItem], out: BinaryIO, *, max_bytes: int | None = None,
