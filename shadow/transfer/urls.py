@@ -186,7 +186,8 @@ def upload(path: str, url: str, *, s3: S3Settings | None = None,
                 _copy(url, source, out, None)
         elif scheme in ("http", "https"):
             request = urllib.request.Request(url, data=source, method="PUT",
-                                             headers={"Content-Length": str(size)})
+                                             headers={"Content-Length": str(size),
+                                                      "Content-Type": "application/octet-stream"})
             with _http_errors(url):
                 urllib.request.urlopen(request, timeout=timeout).close()
         else:
@@ -314,6 +315,7 @@ def _client(settings: S3Settings):
     from botocore.config import Config
 
     config = Config(s3={"addressing_style": "path"} if settings.endpoint_url else {},
+                    signature_version="s3v4",
                     retries={"max_attempts": 2}, connect_timeout=10, read_timeout=DEFAULT_TIMEOUT)
     with _client_lock:
         session = boto3.session.Session()
