@@ -78,6 +78,8 @@ def pool_up(directory: str, env: dict, timeout: float) -> int:
         print(f"a pool is already running in {directory} (master pid {running.get('master_pid')}, "
               f"collector at {running.get('collector')})")
         return 0
+    for name, pid in stop_orphans(directory):
+        print(f"stopped {name} (pid {pid}), left running by a master that died")
     config_file = prepare_pool_dir(directory, env)
     facts = _start_master(directory, config_file, env, timeout)
     _publish(directory, facts, env)
@@ -189,24 +191,53 @@ def _running_facts(directory: str) -> dict | None:
     return facts if isinstance(answer, dict) and answer.get("pid") == facts.get("master_pid") else None
 
 
-def _locate(directory: str | None, env: Mapping[str, str]) -> tuple[str, dict]:
+def _pool_dir(directory: str | None, env: Mapping[str, str]) -> str:
     if directory is None:
         published = read_pool_file(user_pool_file(env)) if user_pool_file(env) else None
         if not published or not published.get("dir"):
             raise PoolError(NO_POOL)
         directory = published["dir"]
-    directory = os.path.abspath(os.path.expanduser(directory))
-    facts = _running_facts(directory)
-    if facts is None:
-        raise PoolError(f"no pool is running in {directory}: start one with `roost pool up --dir {directory}`")
-    return directory, facts
+    return os.path.abspath(os.path.expanduser(directory))
+
+
+def _not_running(directory: str) -> PoolError:
+    return PoolError(f"no pool is running in {directory}: start one with `roost pool up --dir {directory}`")
+
+
+def stop_orphans(directory: str) -> list[tuple[str, int]]:
+    """SIGTERM the daemons of ``directory`` that still answer though their master is gone.
+
+    Each daemon's address file and ping answer (which carries its pid) find it; the
+    names and pids stopped are returned.
+    """
+    log_dir = os.path.join(directory, "log")
+    try:
+        names = sorted(name for name in os.listdir(log_dir) if name.startswith(".") and name.endswith("_address"))
+    except OSError:
+        return []
+    stopped = []
+    for name in names:
+        try:
+            with open(os.path.join(log_dir, name), encoding="utf-8") as handle:
+                answer = BlockingClient(handle.read().strip(), timeout=2).call(PING)
+        except (OSError, Unreachable, RemoteError, ValueError):
+            continue
+        pid = answer.get("pid") if isinstance(answer, dict) else None
+        if isinstance(pid, int) and pid != os.getpid():
+            _terminate(pid)
+            _wait_gone(pid, STOP_TIMEOUT)
+            stopped.append((str(answer.get("daemon", name)), pid))
+    return stopped
 
 
 # --- status ---
 
 def pool_status(directory: str | None, env: Mapping[str, str]) -> int:
     """Print the pool's daemons with pid, address, uptime, state and restarts."""
-    directory, facts = _locate(directory, env)
+    directory = _pool_dir(directory, env)
+    facts = _running_facts(directory)
+    if facts is None:
+        raise _not_running(directory)
     token = _read_token(user_token_file(directory))
     answer = BlockingClient(facts["master"], token=token, timeout=10).call(DAEMONS)
     rows = [("DAEMON", "PID", "ADDRESS", "UPTIME", "STATE", "RESTARTS")]
@@ -245,19 +276,33 @@ def _read_token(path: str) -> str | None:
 
 def pool_down(directory: str | None, env: Mapping[str, str]) -> int:
     """SIGTERM the pool's master, wait until it has stopped its daemons and exited."""
-    directory, facts = _locate(directory, env)
+    directory = _pool_dir(directory, env)
+    facts = _running_facts(directory)
+    if facts is None:
+        orphans = stop_orphans(directory)
+        if not orphans:
+            raise _not_running(directory)
+        for name, pid in orphans:
+            print(f"stopped {name} (pid {pid}), left running by a master that died")
+        _forget(directory, env)
+        return 0
     pid = int(facts["master_pid"])
     _terminate(pid)
     if not _wait_gone(pid, STOP_TIMEOUT):
         raise PoolError(f"the master (pid {pid}) did not stop within {STOP_TIMEOUT:g}s; "
                         f"see {os.path.join(directory, 'log', 'MasterLog')}")
+    _forget(directory, env)
+    print(f"pool in {directory} stopped")
+    return 0
+
+
+def _forget(directory: str, env: Mapping[str, str]) -> None:
+    """Remove the pool's address files, the user's too when it names this pool."""
     remove_quietly(os.path.join(directory, POOL_FILE_NAME))
     published_path = user_pool_file(env)
     published = read_pool_file(published_path) if published_path else None
     if published and published.get("dir") == directory:
         remove_quietly(published_path)
-    print(f"pool in {directory} stopped")
-    return 0
 
 
 def _terminate(pid: int) -> None:

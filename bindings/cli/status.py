@@ -19,6 +19,7 @@ from bindings.cli.status_format import (
     AutoformatOptions,
     FormatError,
     autoformat,
+    compile_expression,
     custom_format,
     json_form,
     long_form,
@@ -161,6 +162,20 @@ def render(request: StatusRequest, ads: list, now: float) -> str:
     return daemon_table(my_type, ads, now, request.wide)
 
 
+def check_expressions(request: StatusRequest) -> None:
+    """Parse every expression of the command line before asking the pool anything.
+
+    Raises:
+        FormatError: an ``-af``, ``-format`` or ``-constraint`` expression does not parse.
+    """
+    for text in request.autoformat:
+        compile_expression(text, "-af")
+    for _, text in request.formats:
+        compile_expression(text, "-format")
+    for text in request.constraints:
+        compile_expression(text, "-constraint")
+
+
 def sort_key(ad) -> tuple:
     """Rows in machine, then name order, as condor_status sorts them."""
     return (plain_value(attribute(ad, "Machine")), plain_value(attribute(ad, "Name")))
@@ -183,6 +198,7 @@ def main(argv: list[str]) -> int:
         print("usage: roost status [options] [name ...]\n\n" + USAGE)
         return 0
     try:
+        check_expressions(request)
         collector = Collector(request.pool)
         ads = collector.query(request.ad_type, request.constraint())
         ads.sort(key=sort_key)

@@ -49,3 +49,12 @@ def test_bad_command_lines_say_what_is_wrong(argv, message):
     """Unknown options and missing arguments are usage errors naming the option."""
     with pytest.raises(UsageError, match=message):
         parse_arguments(argv)
+
+
+def test_expressions_are_checked_before_the_pool_is_asked():
+    """A broken -constraint is reported locally, with the expression and where it breaks."""
+    from bindings.cli.status import check_expressions
+    from bindings.cli.status_format import FormatError
+
+    with pytest.raises(FormatError, match="-constraint: 'Memory >'"):
+        check_expressions(parse_arguments(["-constraint", "Memory >"]))

@@ -16,7 +16,7 @@ from bindings.pool import NO_POOL
 from daemoncore.security import issue_token, load_signing_key
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.blocking_client import BlockingClient
-from daemoncore.wire.errors import RemoteError
+from daemoncore.wire.errors import RemoteError, Unreachable
 from tests.integration.conftest import isolated_env, roost
 
 NOW = int(time.time())
@@ -156,3 +156,19 @@ def collector_pid(pool, ready_only=False):
                 return None
             return int(fields[1]) if fields[1].isdigit() else None
     return None
+
+
+def test_pool_down_stops_daemons_left_behind_by_a_dead_master(tmp_path):
+    """If the master itself is SIGKILLed, `roost pool down` still finds and stops its collector."""
+    env = isolated_env(tmp_path)
+    directory = tmp_path / "pool"
+    try:
+        roost(env, "pool", "up", "--dir", str(directory))
+        facts = json.loads((directory / "pool.json").read_text())
+        os.kill(facts["master_pid"], signal.SIGKILL)
+        out = roost(env, "pool", "down", "--dir", str(directory)).stdout
+        assert "stopped COLLECTOR" in out and "master that died" in out
+        with pytest.raises(Unreachable):
+            BlockingClient(facts["collector"], timeout=2).call(api.QUERY, {}, ad_type="Machine")
+    finally:
+        roost(env, "pool", "down", "--dir", str(directory), check=False)
