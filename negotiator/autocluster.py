@@ -106,6 +106,24 @@ class ExpressionTexts:
         return text
 
 
+_EMPTY = ClassAd()
+_OWN_NAMES: dict[int, tuple[object, tuple[str, ...]]] = {}
+
+
+def _own_side_names(node) -> tuple[str, ...]:
+    """Names ``node`` may read from its own ad (everything but ``TARGET.x``), remembered
+    per tree since the jobs of one cluster share their trees."""
+    hit = _OWN_NAMES.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    names = tuple(n.split(".")[0].lower() for n in references(_EMPTY, node)[1]
+                  if n[:7].lower() != "target.")
+    if len(_OWN_NAMES) > 100_000:
+        _OWN_NAMES.clear()
+    _OWN_NAMES[id(node)] = (node, names)
+    return names
+
+
 def _closure(job: ClassAd, significant: frozenset[str]) -> list[str]:
     """The significant names ``job`` defines, plus the job attributes they refer to."""
     attrs_ = job._attrs
@@ -115,8 +133,7 @@ def _closure(job: ClassAd, significant: frozenset[str]) -> list[str]:
         node = attrs_[todo.pop()].expr
         if type(node) is Literal:
             continue
-        for name in references(job, node)[0]:
-            key = name.split(".")[0].lower()
+        for key in _own_side_names(node):
             if key in attrs_ and key not in found:
                 found.add(key)
                 todo.append(key)

@@ -60,7 +60,8 @@ class MatchSettings:
 
 @frozen
 class SlotMatch:
-    """One slot (or piece of a partitionable slot) given to a request."""
+    """One slot (or piece of a partitionable slot) given to a request; ``slot_ad`` is
+    the slot's ad as the collector sent it."""
 
     slot_name: str
     slot_ad: ClassAd = attrs.field(eq=False)
@@ -117,7 +118,7 @@ class Slot:
     ad: ClassAd
     partitionable: bool
     signature: tuple = ()
-    copied: bool = False
+    source: ClassAd | None = None
 
 
 class SlotPool:
@@ -133,8 +134,9 @@ class SlotPool:
                 name = ad.evaluate("Name")
                 self.slots.append(Slot(name if type(name) is str else f"<slot {len(self.slots)}>",
                                        ad, is_partitionable(ad)))
-        self._significant = self._significant_names(job_ads)
         self._texts = ExpressionTexts()
+        self._significant = self._significant_names(job_ads)
+        self._weights: dict[tuple, float] = {}
         self.classes: dict[tuple, dict[int, None]] = {}
         self._answers: dict[tuple[str, tuple], tuple | None] = {}
         self.evaluations = 0
@@ -162,14 +164,17 @@ class SlotPool:
                     add_refs(job, entry.expr, own_side=False)
         for expr in self.settings.rank_expressions():
             names.update(_all_names(expr._node))
-        seen = set()
+        texts: set[str] = set()
         self._unique = False
         for slot in self.slots:
             for entry in slot.ad._attrs.values():
                 node = entry.expr
-                if type(node) is Literal or id(node) in seen:
+                if type(node) is Literal:
                     continue
-                seen.add(id(node))
+                text = self._texts.text(node)
+                if text in texts:
+                    continue
+                texts.add(text)
                 if _looks_up_by_value(node):
                     self._unique = True
                 add_refs(slot.ad, node, own_side=True)
@@ -198,8 +203,8 @@ class SlotPool:
 
     # --- evaluating one request against one class ---------------------------
     def answer(self, request: ResourceRequest, signature: tuple, prefilter) -> tuple | None:
-        """The sort key of the class for the request (best is smallest), or None
-        when the class's slots do not match it."""
+        """``(sort key, consumption)`` of the class for the request (the best key is
+        the smallest), or None when the class's slots do not match it."""
         key = (request.request_id, signature)
         if key in self._answers:
             return self._answers[key]
@@ -217,31 +222,38 @@ class SlotPool:
         ad = slot.ad
         if not (requirements_accept(job, ad) and requirements_accept(ad, job)):
             return None
-        if slot.partitionable and _consumption(job, ad, self.settings) is None:
-            return None
+        consumed = ()
+        if slot.partitionable:
+            consumed = _consumption(job, ad, self.settings)
+            if consumed is None:
+                return None
         pre = _number(self.settings.pre_job_rank, ad, job)
         post = _number(self.settings.post_job_rank, ad, job)
-        return (-pre, -job_rank(job, ad), -post)
+        return (-pre, -job_rank(job, ad), -post), consumed
+
+    def _weight(self, slot: Slot) -> float:
+        """``SLOT_WEIGHT`` of a slot, worked out once per class."""
+        weight = self._weights.get(slot.signature)
+        if weight is None:
+            weight = self._weights[slot.signature] = _number(self.settings.slot_weight, slot.ad, None, 0.0)
+        return weight
 
     # --- taking slots ----------------------------------------------------------
-    def take(self, index: int, job: ClassAd) -> SlotMatch:
-        """Give slot ``index`` (or a piece of it) to ``job``; returns the match."""
+    def take(self, index: int, consumed: tuple = ()) -> SlotMatch:
+        """Give slot ``index`` away, or ``consumed`` of it when partitionable."""
         slot = self.slots[index]
-        weight_before = _number(self.settings.slot_weight, slot.ad, None, default=1.0)
+        weight_before = self._weight(slot)
         self._declassify(index)
         if not slot.partitionable:
             return SlotMatch(slot.name, slot.ad, weight_before)
-        matched_ad = slot.ad
-        consumed = _consumption(job, slot.ad, self.settings)
-        if not slot.copied:
+        if slot.source is None:
+            slot.source = slot.ad
             slot.ad = slot.ad.copy()
-            slot.copied = True
         for attr, amount in consumed:
-            left = slot.ad.evaluate(attr)
-            slot.ad[attr] = _shrunk(left, amount)
-        weight_after = _number(self.settings.slot_weight, slot.ad, None, default=0.0)
+            slot.ad.set_expr(attr, Literal(_shrunk(slot.ad.evaluate(attr), amount)))
         self._classify(index)
-        return SlotMatch(slot.name, matched_ad, max(weight_before - weight_after, 0.0), consumed)
+        weight_after = self._weight(slot)
+        return SlotMatch(slot.name, slot.source, max(weight_before - weight_after, 0.0), consumed)
 
 
 def _all_names(node) -> list[str]:
@@ -388,9 +400,9 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
     queued: set = set()
     order = 0
     for signature in list(pool.classes):
-        key = pool.answer(request, signature, prefilter)
-        if key is not None:
-            heap.append((key, order, signature))
+        answer = pool.answer(request, signature, prefilter)
+        if answer is not None:
+            heap.append((answer[0], order, signature))
             queued.add(signature)
             order += 1
     heapq.heapify(heap)
@@ -403,7 +415,7 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
         if not members:
             continue
         index = next(iter(members))
-        match = pool.take(index, request.ad)
+        match = pool.take(index, pool.answer(request, signature, prefilter)[1])
         matches.append(match)
         used += match.weight
         if signature in pool.classes and signature not in queued:
@@ -412,9 +424,9 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
             order += 1
         new_signature = pool.slots[index].signature
         if pool.slots[index].partitionable and new_signature not in queued:
-            new_key = pool.answer(request, new_signature, prefilter)
-            if new_key is not None:
-                heapq.heappush(heap, (new_key, order, new_signature))
+            new_answer = pool.answer(request, new_signature, prefilter)
+            if new_answer is not None:
+                heapq.heappush(heap, (new_answer[0], order, new_signature))
                 queued.add(new_signature)
                 order += 1
     return matches
