@@ -1,6 +1,6 @@
 """File transfer for one job: what to send and receive (``plan``), the concrete
 files (``resolve``), checksummed tar streams (``archive``) and URL/S3 transfers
-(``urls``). Errors carry the hold code and subcode the schedd applies."""
+(``urls``), and the four steps the shadow and starter call (``steps``). Errors carry the hold code and subcode the schedd applies."""
 
 from shadow.transfer.archive import (
     PackStream, Placement, TransferStats, into_directory, into_iwd, pack, stream_of, unpack)
@@ -8,9 +8,13 @@ from shadow.transfer.errors import TransferError
 from shadow.transfer.plan import (
     STDERR_NAME, STDOUT_NAME, InputPlan, OutputPlan, input_plan, output_plan)
 from shadow.transfer.resolve import PackItem, resolve_inputs, resolve_outputs, snapshot_sandbox
+from shadow.transfer.steps import (
+    input_attributes, output_attributes, receive_input, receive_output, send_input, send_output)
 
 __all__ = [
     "PackStream", "Placement", "TransferStats", "into_directory", "into_iwd", "pack", "stream_of",
     "unpack", "TransferError", "STDERR_NAME", "STDOUT_NAME", "InputPlan", "OutputPlan",
     "input_plan", "output_plan", "PackItem", "resolve_inputs", "resolve_outputs", "snapshot_sandbox",
+    "send_input", "receive_input", "send_output", "receive_output", "input_attributes",
+    "output_attributes",
 ]

@@ -106,8 +106,8 @@ def pack(items: list[PackItem], out: BinaryIO, *, max_bytes: int | None = None,
 
 def unpack(stream: BinaryIO, place: Place, *, max_bytes: int | None = None,
            max_files: int | None = None, job: str = "?") -> TransferStats:
-    """Read a tar stream and write each member where ``place`` says (skipping those
-    it maps to None), checking names, types, sizes and checksums.
+    """Read a tar stream to its end and write each member where ``place`` says
+    (skipping those it maps to None), checking names, types, sizes and checksums.
 
     Raises:
         UnsafeArchiveError: a member escapes, is a link or device, or fails its checksum.
@@ -137,6 +137,8 @@ def unpack(stream: BinaryIO, place: Place, *, max_bytes: int | None = None,
             files += 1
             if where.url is not None:
                 uploads.append((os.path.join(where.base, where.relative), where.url))
+        while stream.read(CHUNK_SIZE):  # the end blocks, so a writer never blocks on them
+            pass
     except tarfile.TarError as exc:
         raise UnsafeArchiveError(f"job {job}: transfer stream is not a valid tar stream: {exc}") from None
     return TransferStats(files, dirs, total, tuple(uploads))
