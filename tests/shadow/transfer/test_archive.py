@@ -181,3 +181,17 @@ def test_outputs_land_in_iwd_with_remaps_and_stdout_path(tmp_path):
     assert (home / "logs" / "out.txt").read_text() == "hello\n"
     assert stats.uploads == ((str(staging / "u.bin"), "s3://bucket/u.bin"),)
     assert not (home / "u.bin").exists()
+
+
+def test_members_the_plan_does_not_place_are_skipped(tmp_path):
+    """A stdout member for a job whose Out is /dev/null is read past, not written."""
+    box, home = tmp_path / "box", tmp_path / "home"
+    box.mkdir()
+    home.mkdir()
+    (box / STDOUT_NAME).write_text("unwanted")
+    (box / "keep.txt").write_text("k")
+    items = [PackItem(str(box / STDOUT_NAME), STDOUT_NAME), PackItem(str(box / "keep.txt"), "keep.txt")]
+    plan = output_plan(classad.ClassAd({"ClusterId": 1, "ProcId": 0, "Iwd": str(home),
+                                        "Out": "/dev/null"}))
+    stats = unpack(stream_of(PackStream(items)), into_iwd(plan))
+    assert sorted(os.listdir(home)) == ["keep.txt"] and stats.files == 1
