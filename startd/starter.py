@@ -1,0 +1,258 @@
+"""The starter: runs one job in its sandbox as a real process under Twisted.
+
+It makes the sandbox, copies inputs in, writes ``.job.ad`` and ``.machine.ad``,
+starts the job in a new session (so the whole tree can be signalled as one group),
+samples its tree's usage every ``sample_interval`` seconds of the injected clock,
+stops it on vacate or removal (SIGTERM, then SIGKILL after the vacate time),
+and reports the exit with the output files to send back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+
+import attrs
+import classad
+from twisted.internet import defer, error, process, protocol, task
+from twisted.python.failure import Failure
+
+from startd import sandbox as sb
+from startd.errors import StarterError
+from startd.job_command import job_argv, job_environment
+from startd.usage import Usage, sample_tree, tree_processes
+
+DEFAULT_VACATE_TIME = 600.0
+DEFAULT_SAMPLE_INTERVAL = 5.0
+DEVNULL = "/dev/null"
+
+
+@attrs.frozen
+class JobOutcome:
+    """How the job ended, what it used, and what it left to send back."""
+
+    exit_code: int | None
+    exit_by_signal: bool
+    exit_signal: int | None
+    usage: Usage
+    outputs: tuple[sb.OutputFile, ...]
+    missing_outputs: tuple[str, ...]
+    sandbox: str
+    stdout_path: str
+    stderr_path: str
+    stopped: bool = False
+
+    def attributes(self) -> dict[str, object]:
+        """The job-ad attributes to record: exit and usage, under HTCondor's names."""
+        found: dict[str, object] = {"ExitBySignal": self.exit_by_signal, **self.usage.attributes()}
+        if self.exit_by_signal:
+            found["ExitSignal"] = self.exit_signal
+        else:
+            found["ExitCode"] = self.exit_code
+        return found
+
+
+def gpu_environment(machine_ad: classad.ClassAd) -> dict[str, str]:
+    """``CUDA_VISIBLE_DEVICES`` for the slot's cards, and HAMi-core's limits for a share of one."""
+    assigned = machine_ad.get("AssignedGPUs") if "AssignedGPUs" in machine_ad else None
+    if not isinstance(assigned, str) or not assigned:
+        detected = machine_ad.get("DetectedGPUs") if "DetectedGPUs" in machine_ad else ""
+        return {"CUDA_VISIBLE_DEVICES": ""} if detected else {}
+    ids = [i.strip() for i in assigned.split(",") if i.strip()]
+    found = {"CUDA_VISIBLE_DEVICES": ",".join(ids), "_CONDOR_AssignedGPUs": ",".join(ids)}
+    memory = machine_ad.get("AssignedGPUMemoryMb") if "AssignedGPUMemoryMb" in machine_ad else None
+    cores = machine_ad.get("AssignedGPUCores") if "AssignedGPUCores" in machine_ad else None
+    if isinstance(memory, int) and memory > 0:
+        for index in range(len(ids)):
+            found[f"CUDA_DEVICE_MEMORY_LIMIT_{index}"] = f"{memory}m"
+    if isinstance(cores, int) and 0 < cores < 100:
+        found["CUDA_DEVICE_SM_LIMIT"] = str(cores)
+    return found
+
+
+class SessionProcess(process.Process):
+    """A child process that starts its own session and process group (its pid is the group id)."""
+
+    def _setupChild(self, *args, **kwargs):  # noqa: N802 - Twisted's hook, run in the child
+        os.setsid()
+        return super()._setupChild(*args, **kwargs)
+
+
+class _JobProtocol(protocol.ProcessProtocol):
+    """Fires ``ended`` with the exit status when the job process is gone."""
+
+    def __init__(self) -> None:
+        self.ended: defer.Deferred = defer.Deferred()
+
+    def processEnded(self, reason: Failure) -> None:  # noqa: N802 - Twisted's name
+        self.ended.callback(reason.value)
+
+
+def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str) -> str:
+    value = job.eval(attr) if attr in job else None
+    if not isinstance(value, str) or not value or value == DEVNULL:
+        return DEVNULL if value == DEVNULL or (attr == "In" and not value) else os.path.join(sandbox, default)
+    if os.path.isabs(value):
+        return os.path.join(sandbox, os.path.basename(value)) if attr == "In" else os.path.join(sandbox, default)
+    return sb.inside(sandbox, value, attr)
+
+
+# Mutable: one job's run, which moves from sandbox to running to ended.
+class Starter:
+    """Runs ``job`` on the slot described by ``machine_ad`` in a sandbox under ``execute_dir``."""
+
+    def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
+                 input_files: tuple[str, ...] = (), vacate_time: float = DEFAULT_VACATE_TIME,
+                 sample_interval: float = DEFAULT_SAMPLE_INTERVAL) -> None:
+        self.reactor = reactor
+        self.job = job
+        self.machine_ad = machine_ad
+        self.execute_dir = execute_dir
+        self.input_files = tuple(input_files)
+        job_limit = job.eval("JobMaxVacateTime") if "JobMaxVacateTime" in job else None
+        self.vacate_time = min(vacate_time, job_limit) if isinstance(job_limit, (int, float)) else vacate_time
+        self.sample_interval = sample_interval
+        self.sandbox: str | None = None
+        self.pid: int | None = None
+        self.usage = Usage()
+        self.stopped = False
+        self._sampler: task.LoopingCall | None = None
+        self._kill_call = None
+
+    def _label(self) -> str:
+        cluster = self.job.eval("ClusterId") if "ClusterId" in self.job else 0
+        proc = self.job.eval("ProcId") if "ProcId" in self.job else 0
+        return f"{cluster}.{proc}"
+
+    def _executable(self) -> str:
+        cmd = self.job.eval("Cmd") if "Cmd" in self.job else None
+        if not isinstance(cmd, str) or not cmd:
+            raise StarterError(f"job {self._label()} has no Cmd (the executable)")
+        path = cmd if os.path.isabs(cmd) else os.path.join(self.sandbox, os.path.basename(cmd))
+        if not os.path.isfile(path):
+            raise StarterError(f"job {self._label()}: executable {cmd!r} does not exist"
+                               + ("" if os.path.isabs(cmd) else " in the sandbox (was it an input?)"))
+        if not os.path.isabs(cmd):
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        if not os.access(path, os.X_OK):
+            raise StarterError(f"job {self._label()}: executable {cmd!r} is not executable")
+        return path
+
+    def _environment(self, job_ad_path: str, machine_ad_path: str) -> dict[str, str]:
+        env = job_environment(self.job)
+        env.update(gpu_environment(self.machine_ad))
+        env.update({"_CONDOR_SCRATCH_DIR": self.sandbox, "_CONDOR_JOB_AD": job_ad_path,
+                    "_CONDOR_MACHINE_AD": machine_ad_path, "TMPDIR": self.sandbox,
+                    "TMP": self.sandbox, "TEMP": self.sandbox})
+        if "Name" in self.machine_ad:
+            env["_CONDOR_SLOT"] = str(self.machine_ad.eval("Name")).split("@")[0]
+        return env
+
+    def start(self) -> defer.Deferred:
+        """Set up the sandbox and start the job; the Deferred fires with its :class:`JobOutcome`.
+
+        Raises:
+            StarterError: (synchronously) a missing executable or input, bad arguments or
+                environment; the sandbox is removed again.
+        """
+        self.sandbox = sb.make_sandbox(self.execute_dir, self._label())
+        try:
+            sb.place_inputs(self.sandbox, self.input_files)
+            executable = self._executable()
+            argv = [executable, *job_argv(self.job)]
+            job_ad_path = sb.write_ad_file(self.sandbox, sb.JOB_AD_FILE, self.job)
+            machine_ad_path = sb.write_ad_file(self.sandbox, sb.MACHINE_AD_FILE, self.machine_ad)
+            env = self._environment(job_ad_path, machine_ad_path)
+            stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL)
+            stdout = _stdio_path(self.sandbox, self.job, "Out", sb.STDOUT_FILE)
+            stderr = _stdio_path(self.sandbox, self.job, "Err", sb.STDERR_FILE)
+            if stdin != DEVNULL and not os.path.isfile(stdin):
+                raise StarterError(f"job {self._label()}: standard input {stdin!r} does not exist")
+            before = sb.snapshot(self.sandbox)
+        except BaseException:
+            sb.remove_sandbox(self.sandbox)
+            raise
+        self._stdio = (stdout, stderr)
+        skip = {os.path.basename(executable)} if not os.path.isabs(executable) or \
+            os.path.dirname(executable) == self.sandbox else set()
+        fds = [os.open(stdin, os.O_RDONLY),
+               os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+               os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)]
+        proto = _JobProtocol()
+        try:
+            proc = SessionProcess(self.reactor, executable, argv, env, self.sandbox, proto,
+                                  childFDs={0: fds[0], 1: fds[1], 2: fds[2]})
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self.pid = proc.pid
+        self._sample()
+        self._sampler = task.LoopingCall(self._sample)
+        self._sampler.clock = self.reactor
+        self._sampler.start(self.sample_interval, now=False)
+        return proto.ended.addCallback(self._finished, before, skip)
+
+    def _sample(self) -> None:
+        if self.pid is not None:
+            self.usage = self.usage.peak(sample_tree(self.pid))
+
+    def _signal_tree(self, signum: int) -> None:
+        """Send ``signum`` to the job's process group and to every descendant outside it."""
+        if self.pid is None:
+            return
+        for child in tree_processes(self.pid):
+            try:
+                child.send_signal(signum)
+            except Exception:  # noqa: BLE001 - a process may be gone already
+                pass
+        try:
+            os.killpg(self.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def vacate(self) -> None:
+        """Stop the job gracefully: SIGTERM now, SIGKILL after the vacate time if it lingers."""
+        if self.pid is None or self.stopped:
+            return
+        self.stopped = True
+        self._signal_tree(signal.SIGTERM)
+        self._kill_call = self.reactor.callLater(self.vacate_time, self._signal_tree, signal.SIGKILL)
+
+    remove = vacate
+
+    def kill(self) -> None:
+        """Kill the job's whole tree at once."""
+        self.stopped = True
+        self._signal_tree(signal.SIGKILL)
+
+    def _finished(self, status: Exception, before: sb.Snapshot, skip: set[str]) -> JobOutcome:
+        if self._sampler is not None and self._sampler.running:
+            self._sampler.stop()
+        if self._kill_call is not None and self._kill_call.active():
+            self._kill_call.cancel()
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # whatever the job left running in its group
+        except (ProcessLookupError, PermissionError):
+            pass
+        code, signum = _exit_of(status)
+        outputs, missing = sb.output_files(self.sandbox, self.job, before, skip)
+        stdout, stderr = self._stdio
+        return JobOutcome(code, signum is not None, signum, self.usage, tuple(outputs), tuple(missing),
+                          self.sandbox, stdout, stderr, self.stopped)
+
+    def remove_sandbox(self) -> None:
+        """Delete the sandbox once its outputs have been sent."""
+        if self.sandbox is not None:
+            sb.remove_sandbox(self.sandbox)
+
+
+def _exit_of(status: Exception) -> tuple[int | None, int | None]:
+    """(exit code, None) for a normal exit, (None, signal) for death by a signal."""
+    if isinstance(status, error.ProcessDone):
+        return 0, None
+    if isinstance(status, error.ProcessTerminated):
+        if status.signal is not None:
+            return None, status.signal
+        return status.exitCode, None
+    return None, None

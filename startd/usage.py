@@ -1,0 +1,63 @@
+"""How much CPU time and memory a job's processes use, sampled with psutil.
+
+The job's attributes follow HTCondor: ``RemoteUserCpu``/``RemoteSysCpu`` in seconds,
+``ResidentSetSize`` and ``ImageSize`` in KiB, ``MemoryUsage`` in MiB.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import psutil
+
+
+@attrs.frozen
+class Usage:
+    """CPU seconds and peak memory (KiB) of a process tree."""
+
+    user_cpu: float = 0.0
+    sys_cpu: float = 0.0
+    rss_kb: int = 0
+    image_kb: int = 0
+
+    def peak(self, other: Usage) -> Usage:
+        """The larger of each figure: CPU only grows, memory keeps its peak."""
+        return Usage(max(self.user_cpu, other.user_cpu), max(self.sys_cpu, other.sys_cpu),
+                     max(self.rss_kb, other.rss_kb), max(self.image_kb, other.image_kb))
+
+    def attributes(self) -> dict[str, float | int]:
+        """The job-ad attributes for this usage."""
+        return {"RemoteUserCpu": round(self.user_cpu, 3), "RemoteSysCpu": round(self.sys_cpu, 3),
+                "ResidentSetSize": self.rss_kb, "ImageSize": self.image_kb,
+                "MemoryUsage": math.ceil(self.rss_kb / 1024)}
+
+
+def tree_processes(pid: int) -> list[psutil.Process]:
+    """Process ``pid`` and all its descendants that still exist."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def sample_tree(pid: int) -> Usage:
+    """The current total CPU time and memory of ``pid``'s tree (zero once it is gone).
+
+    CPU time includes children each process has already waited for.
+    """
+    user = system = 0.0
+    rss = vms = 0
+    for process in tree_processes(pid):
+        try:
+            with process.oneshot():
+                times = process.cpu_times()
+                memory = process.memory_info()
+        except psutil.Error:
+            continue
+        user += times.user + getattr(times, "children_user", 0.0)
+        system += times.system + getattr(times, "children_system", 0.0)
+        rss += memory.rss
+        vms += memory.vms
+    return Usage(user, system, rss // 1024, vms // 1024)

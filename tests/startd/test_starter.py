@@ -1,0 +1,169 @@
+"""Tests for startd.starter: real jobs run by a real reactor (trial-style tests)."""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import classad
+import psutil
+from twisted.internet import defer, reactor, task
+from twisted.trial import unittest
+
+from startd.errors import StarterError
+from startd.starter import Starter, gpu_environment
+
+
+def job(cmd, **attrs):
+    return classad.ClassAd({"ClusterId": 7, "ProcId": 0, "Cmd": cmd, **attrs})
+
+
+MACHINE = classad.ClassAd({"Name": "slot1_1@node1", "Cpus": 1})
+
+
+def read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+class StarterTests(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="roost-starter-")
+        self.addCleanup(shutil.rmtree, self.root, True)
+        self.execute = os.path.join(self.root, "execute")
+        os.makedirs(self.execute)
+
+    def mktemp(self):
+        return tempfile.mkdtemp(dir=self.root)
+
+    def starter(self, ad, machine=MACHINE, **options):
+        return Starter(reactor, ad, machine, self.execute, **options)
+
+    @defer.inlineCallbacks
+    def test_job_output_and_exit_code_are_reported(self):
+        """A shell job's stdout lands in the sandbox and its exit code is reported."""
+        run = self.starter(job("/bin/sh", Arguments="-c 'echo hello; exit 3'"))
+        outcome = yield run.start()
+        self.assertEqual(outcome.exit_code, 3)
+        self.assertFalse(outcome.exit_by_signal)
+        self.assertEqual(read(outcome.stdout_path), "hello\n")
+        self.assertEqual(outcome.attributes()["ExitCode"], 3)
+        run.remove_sandbox()
+        self.assertFalse(os.path.exists(outcome.sandbox))
+
+    @defer.inlineCallbacks
+    def test_old_syntax_args_and_environment_reach_the_job(self):
+        """Args (old syntax) and Env (old syntax) become argv and environment."""
+        ad = job("/bin/sh", Args=r"-c env", Env="GREETING=hi;OTHER=1")
+        outcome = yield self.starter(ad).start()
+        text = read(outcome.stdout_path)
+        self.assertIn("GREETING=hi\n", text)
+        self.assertIn(f"_CONDOR_SCRATCH_DIR={outcome.sandbox}\n", text)
+        self.assertIn("_CONDOR_JOB_AD=", text)
+        self.assertIn("_CONDOR_SLOT=slot1_1\n", text)
+
+    @defer.inlineCallbacks
+    def test_new_syntax_arguments_keep_quoted_words(self):
+        """Arguments in the new syntax group words with single quotes."""
+        script = "import sys; print(sys.argv[1:])"
+        ad = job(sys.executable, Arguments=f"-c '{script}' 'two words' 'it''s'",
+                 Environment="A=1 'B=x y'")
+        outcome = yield self.starter(ad).start()
+        self.assertEqual(read(outcome.stdout_path), "['two words', \"it's\"]\n")
+
+    @defer.inlineCallbacks
+    def test_job_ad_file_and_stdin_and_named_output(self):
+        """The job reads its ad through _CONDOR_JOB_AD, stdin from In, and writes Out."""
+        source = self.mktemp()
+        with open(os.path.join(source, "in.txt"), "w") as handle:
+            handle.write("from stdin\n")
+        ad = job("/bin/sh", Arguments="-c 'cat; cat $_CONDOR_JOB_AD | grep ^ClusterId'",
+                 In="in.txt", Out="out.txt", Err="err.txt")
+        outcome = yield self.starter(ad, input_files=(os.path.join(source, "in.txt"),)).start()
+        self.assertEqual(outcome.stdout_path, os.path.join(outcome.sandbox, "out.txt"))
+        self.assertEqual(read(outcome.stdout_path), "from stdin\nClusterId = 7\n")
+
+    @defer.inlineCallbacks
+    def test_new_files_are_outputs_and_remaps_rename_them(self):
+        """Files the job makes are sent back, renamed by TransferOutputRemaps; inputs are not."""
+        source = self.mktemp()
+        os.makedirs(os.path.join(source, "data"))
+        with open(os.path.join(source, "data", "x.csv"), "w") as handle:
+            handle.write("1\n")
+        ad = job("/bin/sh", Arguments="-c 'echo r > result.txt; echo s > stats.txt; mkdir d'",
+                 TransferOutputRemaps="result.txt = renamed/final.txt")
+        outcome = yield self.starter(ad, input_files=(os.path.join(source, "data") + "/",)).start()
+        self.assertEqual(sorted((os.path.basename(o.source), o.destination) for o in outcome.outputs),
+                         [("result.txt", "renamed/final.txt"), ("stats.txt", "stats.txt")])
+
+    @defer.inlineCallbacks
+    def test_transfer_output_lists_what_to_send_and_reports_missing(self):
+        """TransferOutput names the outputs; a name the job never made is reported missing."""
+        ad = job("/bin/sh", Arguments="-c 'mkdir out; echo 1 > out/a; echo 2 > b'",
+                 TransferOutput="out, never.txt")
+        outcome = yield self.starter(ad).start()
+        self.assertEqual([(o.destination, o.is_dir) for o in outcome.outputs], [("out", True)])
+        self.assertEqual(outcome.missing_outputs, ("never.txt",))
+
+    @defer.inlineCallbacks
+    def test_vacate_kills_the_whole_process_tree(self):
+        """Vacating a job that ignores SIGTERM kills it and its children after the vacate time."""
+        ad = job("/bin/sh", Arguments="-c 'trap \"\" TERM; sleep 60 & sleep 60 & wait'")
+        run = self.starter(ad, vacate_time=0.5)
+        ended = run.start()
+        yield task.deferLater(reactor, 0.3, lambda: None)
+        children = [p.pid for p in psutil.Process(run.pid).children(recursive=True)]
+        self.assertEqual(len(children), 2)
+        started = time.monotonic()
+        run.vacate()
+        outcome = yield ended
+        self.assertTrue(outcome.exit_by_signal)
+        self.assertTrue(outcome.stopped)
+        self.assertLess(time.monotonic() - started, 5)
+        yield task.deferLater(reactor, 0.2, lambda: None)
+        alive = [pid for pid in children if psutil.pid_exists(pid)
+                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+        self.assertEqual(alive, [])
+
+    @defer.inlineCallbacks
+    def test_usage_is_sampled_from_the_running_tree(self):
+        """A job that burns CPU and holds memory reports RemoteUserCpu and ResidentSetSize."""
+        script = "import time\nx = bytearray(50_000_000)\nt = time.time()\nwhile time.time() - t < 0.6: pass"
+        run = self.starter(job(sys.executable, Arguments=f"-c '{script}'"), sample_interval=0.1)
+        outcome = yield run.start()
+        attrs = outcome.attributes()
+        self.assertEqual(attrs["ExitCode"], 0)
+        self.assertGreater(attrs["RemoteUserCpu"], 0.1)
+        self.assertGreater(attrs["ResidentSetSize"], 40_000)
+        self.assertEqual(attrs["MemoryUsage"], -(-attrs["ResidentSetSize"] // 1024))
+
+    @defer.inlineCallbacks
+    def test_gpu_environment_reaches_the_job(self):
+        """CUDA_VISIBLE_DEVICES and HAMi limits come from the slot's assigned GPUs."""
+        machine = classad.ClassAd({"Name": "slot1_1@node1", "AssignedGPUs": "GPU-aaaa0000",
+                                   "AssignedGPUMemoryMb": 8192, "AssignedGPUCores": 30})
+        outcome = yield self.starter(job("/bin/sh", Arguments="-c env"), machine=machine).start()
+        text = read(outcome.stdout_path)
+        self.assertIn("CUDA_VISIBLE_DEVICES=GPU-aaaa0000\n", text)
+        self.assertIn("CUDA_DEVICE_MEMORY_LIMIT_0=8192m\n", text)
+        self.assertIn("CUDA_DEVICE_SM_LIMIT=30\n", text)
+
+    def test_missing_executable_is_a_clear_error_and_leaves_no_sandbox(self):
+        """A job whose executable is missing is refused, naming it, and its sandbox is removed."""
+        with self.assertRaises(StarterError) as caught:
+            self.starter(job("/no/such/program")).start()
+        self.assertIn("'/no/such/program' does not exist", str(caught.exception))
+        self.assertEqual(os.listdir(self.execute), [])
+
+    def test_missing_input_is_a_clear_error(self):
+        """An input path that does not exist is named in the error."""
+        with self.assertRaises(StarterError) as caught:
+            self.starter(job("/bin/true"), input_files=("/no/such/input",)).start()
+        self.assertIn("/no/such/input", str(caught.exception))
+
+
+def test_no_gpus_on_a_gpu_machine_hides_all_cards():
+    """A slot without cards on a machine that has some gets an empty CUDA_VISIBLE_DEVICES."""
+    assert gpu_environment(classad.ClassAd({"DetectedGPUs": "GPU-1"})) == {"CUDA_VISIBLE_DEVICES": ""}
+    assert gpu_environment(classad.ClassAd({})) == {}
