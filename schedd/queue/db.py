@@ -148,12 +148,14 @@ class QueueDatabase:
         self.db.execute("UPDATE jobs SET status = ?, owner = ?, attrs = ? WHERE cluster_id = ? AND proc_id = ?",
                         [status, owner, attrs_text, cluster_id, proc_id])
 
-    def delete_job(self, cluster_id: int, proc_id: int) -> None:
-        """Drop one proc, and its cluster once no proc is left."""
+    def delete_job(self, cluster_id: int, proc_id: int) -> bool:
+        """Drop one proc, and its cluster once no proc is left; returns whether the
+        cluster went too."""
         self.db.execute("DELETE FROM jobs WHERE cluster_id = ? AND proc_id = ?", [cluster_id, proc_id])
         left = self.db.execute("SELECT 1 FROM jobs WHERE cluster_id = ? LIMIT 1", [cluster_id]).fetchone()
         if left is None:
             self.db.execute("DELETE FROM clusters WHERE cluster_id = ?", [cluster_id])
+        return left is None
 
     def count_jobs_by_owner(self) -> list[tuple[str | None, int, int]]:
         """``(owner, status, count)`` for every owner and status in the queue."""

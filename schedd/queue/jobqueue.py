@@ -21,7 +21,7 @@ from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy
 from schedd.queue.constraint import compile_constraint, is_everything
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.selection import JobSelection
-from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, value_in
+from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, merge_texts, value_in
 from schedd.states import ClockLike, JobId, JobStatus, Transition, now_from
 
 #: The queue's file in the spool directory.
@@ -74,6 +74,7 @@ class JobQueue:
         from schedd.history import History
         self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
         self._cluster_cache: dict[int, Entries] = {}
+        self._cluster_texts: dict[int, str] = {}
 
     def close(self) -> None:
         """Close the database."""
@@ -175,47 +176,46 @@ class JobQueue:
             sent += 1
             yield ad
 
-    def _select(self, selection: JobSelection) -> list[tuple[JobRow, ClassAd]]:
-        chosen: list[tuple[JobRow, ClassAd]] = []
+    def _selected(self, selection: JobSelection) -> Iterator[tuple[JobRow, ClassAd]]:
+        """The selected jobs with their whole ads, in order, each once, one at a time
+        (so a 100,000-job action never holds 100,000 ads). Call inside a transaction:
+        rows written or deleted meanwhile are fine, pages are read by key."""
         seen: set[tuple[int, int]] = set()
-
-        def add(row: JobRow, ad: ClassAd | None = None) -> None:
-            if (row.cluster_id, row.proc_id) not in seen:
-                seen.add((row.cluster_id, row.proc_id))
-                chosen.append((row, ad if ad is not None else self._ad_of(row)))
-
+        rows: list[JobRow] = []
         for job_id in selection.ids:
             row = self.db.get_job(job_id.cluster, job_id.proc)
             if row is None:
                 raise JobNotFoundError(f"job {job_id} is not in the queue")
-            add(row)
+            rows.append(row)
         for cluster_id in selection.clusters:
-            rows = list(self.db.find_jobs(cluster_id=cluster_id))
-            if not rows:
+            found = list(self.db.find_jobs(cluster_id=cluster_id))
+            if not found:
                 raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
-            for row in rows:
-                add(row)
+            rows.extend(found)
+        for row in rows:
+            if (row.cluster_id, row.proc_id) not in seen:
+                seen.add((row.cluster_id, row.proc_id))
+                yield row, self._ad_of(row)
         if selection.constraint is not None:
             predicate = compile_constraint(selection.constraint)
             for row in self.db.find_jobs():
+                if (row.cluster_id, row.proc_id) in seen:
+                    continue
                 ad = self._ad_of(row)
                 if predicate(ad):
-                    add(row, ad)
-        return chosen
+                    yield row, ad
 
     @staticmethod
-    def _check_owner(chosen: list[tuple[JobRow, ClassAd]], actor: str | None, what: str) -> None:
-        if actor is None:
-            return
-        others = [f"{row.cluster_id}.{row.proc_id} (Owner {row.owner!r})" for row, _ in chosen
-                  if row.owner != actor]
-        if others:
-            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-            raise NotOwnerError(f"{actor} may not {what} jobs owned by others: {shown}; nothing was changed")
+    def _check_owner(row: JobRow, actor: str | None, what: str) -> None:
+        """Refuse (rolling the whole request back) when ``actor`` does not own the job."""
+        if actor is not None and row.owner != actor:
+            raise NotOwnerError(f"{actor} may not {what} job {row.cluster_id}.{row.proc_id}, owned by "
+                                f"{row.owner!r}; nothing was changed")
 
     # --- writing --------------------------------------------------------------
-    def _write(self, row: JobRow, ad: ClassAd, changes: dict[str, Any]) -> ClassAd:
-        """Store ``changes`` in the proc's differences; returns the new whole ad."""
+    def _changed(self, row: JobRow, changes: dict[str, Any]) -> tuple[Entries, Entries]:
+        """The cluster's entries and the proc's entries after ``changes`` (``None``
+        deletes); nothing is written."""
         cluster = self._cluster_entries(row.cluster_id)
         proc = _decode_proc(row)
         for name, value in changes.items():
@@ -226,30 +226,43 @@ class JobQueue:
                 else:
                     proc.pop(key, None)
             else:
-                node = value if _is_node(value) else python_to_node(value)
-                proc[key] = (name, node)
+                proc[key] = (name, value if _is_node(value) else python_to_node(value))
+        return cluster, proc
+
+    def _store(self, row: JobRow, cluster: Entries, proc: Entries) -> str:
+        """Write the proc's entries with its status and owner columns; returns its text."""
         status = value_in(proc, "jobstatus")
         if status is None:
             status = value_in(cluster, "jobstatus")
         owner = value_in(proc, "owner")
         if owner is None:
             owner = value_in(cluster, "owner")
-        self.db.set_job(row.cluster_id, row.proc_id, status, owner, encode_entries(proc))
-        return merge(cluster, proc)
+        text = encode_entries(proc)
+        self.db.set_job(row.cluster_id, row.proc_id, status, owner, text)
+        return text
 
-    def _leave(self, row: JobRow, ad: ClassAd, now: int) -> None:
-        self.db.insert_history(row.cluster_id, row.proc_id, row.owner, now, encode_ad(ad))
-        self.db.delete_job(row.cluster_id, row.proc_id)
-        if self.db.get_cluster_attrs(row.cluster_id) is None:
+    def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
+        """Store ``changes`` in the proc's differences."""
+        cluster, proc = self._changed(row, changes)
+        self._store(row, cluster, proc)
+
+    def _leave(self, row: JobRow, proc_text: str, now: int) -> None:
+        cluster_text = self._cluster_texts.get(row.cluster_id)
+        if cluster_text is None:
+            cluster_text = self._cluster_texts[row.cluster_id] = self.db.get_cluster_attrs(row.cluster_id) or "[]"
+        self.db.insert_history(row.cluster_id, row.proc_id, row.owner, now, merge_texts(cluster_text, proc_text))
+        if self.db.delete_job(row.cluster_id, row.proc_id):
             self._cluster_cache.pop(row.cluster_id, None)
+            self._cluster_texts.pop(row.cluster_id, None)
 
-    def _apply(self, row: JobRow, ad: ClassAd, transition: Transition, now: int) -> bool:
+    def _apply(self, row: JobRow, transition: Transition, now: int) -> bool:
         """Write one transition; move the job to history when it may leave. Returns
         whether it left."""
-        new_ad = self._write(row, ad, dict(transition.changes))
-        if not states.leave_in_queue(new_ad):
-            self._leave(row, new_ad, now)
+        cluster, proc = self._changed(row, dict(transition.changes))
+        if not _stays(cluster, proc):
+            self._leave(row, encode_entries(proc), now)
             return True
+        self._store(row, cluster, proc)
         return False
 
     def act(self, action: JobAction, selection: JobSelection, reason: str | None = None,
@@ -267,26 +280,22 @@ class JobQueue:
             BadConstraintError: the constraint does not parse.
         """
         make = _ACTIONS[action]
-        named = {(j.cluster, j.proc) for j in selection.ids} | set()
-        named_clusters = set(selection.clusters)
+        named = {(j.cluster, j.proc) for j in selection.ids}
         reason = reason or _DEFAULT_REASONS[action].format(actor=actor or "the schedd")
         with self.db.atomic():
-            chosen = self._select(selection)
-            self._check_owner(chosen, actor, action.value.lower())
             transitions, skipped, left = [], [], []
             now = now_from(self.clock)
-            for row, ad in chosen:
+            for row, ad in self._selected(selection):
+                self._check_owner(row, actor, action.value.lower())
                 try:
                     transition = make(ad, reason, self.clock)
                 except InvalidTransitionError as exc:
                     if (row.cluster_id, row.proc_id) in named:
                         raise
-                    if row.cluster_id in named_clusters and len(chosen) == 1:
-                        raise
                     skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
                     continue
                 transitions.append(transition)
-                if self._apply(row, ad, transition, now):
+                if self._apply(row, transition, now):
                     left.append(transition.job_id)
             self.history.rotate()
         return ActResult(tuple(transitions), tuple(skipped), tuple(left))
@@ -305,12 +314,13 @@ class JobQueue:
         if attr.lower() in PROTECTED_ATTRIBUTES:
             raise ProtectedAttributeError(f"attribute {attr} is protected: only the schedd may change it")
         node = _value_node(attr, value)
+        changed = 0
         with self.db.atomic():
-            chosen = self._select(selection)
-            self._check_owner(chosen, actor, "edit")
-            for row, ad in chosen:
-                self._write(row, ad, {attr: node})
-        return len(chosen)
+            for row, _ad in self._selected(selection):
+                self._check_owner(row, actor, "edit")
+                self._write(row, {attr: node})
+                changed += 1
+        return changed
 
     def transition(self, job_id: JobId, make: Callable[..., Transition], *args: Any, **kwargs: Any) -> Transition:
         """Apply one state change computed by ``make(ad, *args, clock, **kwargs)`` (such as
@@ -326,7 +336,7 @@ class JobQueue:
                 raise JobNotFoundError(f"job {job_id} is not in the queue")
             ad = self._ad_of(row)
             result = make(ad, *args, self.clock, **kwargs)
-            self._apply(row, ad, result, now_from(self.clock))
+            self._apply(row, result, now_from(self.clock))
             self.history.rotate()
         return result
 
@@ -358,7 +368,7 @@ class JobQueue:
                 ad = self._ad_of(row)
                 if row.status in (JobStatus.COMPLETED, JobStatus.REMOVED):
                     if not states.leave_in_queue(ad):
-                        self._leave(row, ad, now)
+                        self._leave(row, row.attrs, now)
                         left.append(JobId(row.cluster_id, row.proc_id))
                     continue
                 decision = periodic_decision(ad, system)
@@ -366,7 +376,7 @@ class JobQueue:
                     continue
                 transition = _decided(decision, ad, self.clock)
                 transitions.append(transition)
-                if self._apply(row, ad, transition, now):
+                if self._apply(row, transition, now):
                     left.append(transition.job_id)
             self.history.rotate()
         return ActResult(tuple(transitions), (), tuple(left))
@@ -381,6 +391,22 @@ class JobQueue:
 
     def __len__(self) -> int:
         return self.db.count_jobs()
+
+
+def _stays(cluster: Entries, proc: Entries) -> bool:
+    """Whether a job stays in the queue (see :func:`schedd.states.leave_in_queue`),
+    building the whole ad only when ``LeaveJobInQueue`` must be evaluated."""
+    status = value_in(proc, "jobstatus")
+    if status is None:
+        status = value_in(cluster, "jobstatus")
+    if status not in (JobStatus.COMPLETED, JobStatus.REMOVED):
+        return True
+    entry = proc.get("remotehost") or cluster.get("remotehost")
+    if entry is not None and entry[1] is not None:
+        return True
+    if "leavejobinqueue" not in proc and "leavejobinqueue" not in cluster:
+        return False
+    return states.leave_in_queue(merge(cluster, proc))
 
 
 def _decided(decision: Decision, ad: ClassAd, clock: ClockLike) -> Transition:

@@ -57,6 +57,18 @@ def decode_entries(text: str, only: frozenset[str] | None = None) -> Entries:
     return entries
 
 
+def merge_texts(cluster_text: str, proc_text: str) -> str:
+    """The stored text of a whole job ad, merged from stored cluster and proc texts
+    without re-printing any expression (history rows are made this way)."""
+    merged = {name.lower(): [name, text] for name, text in json.loads(cluster_text)}
+    for name, text in json.loads(proc_text):
+        if text is None:
+            merged.pop(name.lower(), None)
+        else:
+            merged[name.lower()] = [name, text]
+    return json.dumps(list(merged.values()), separators=(",", ":"))
+
+
 def merge(cluster: Entries, proc: Entries) -> ClassAd:
     """The whole job ad: the cluster's attributes overlaid by the proc's."""
     merged = dict(cluster)

@@ -138,7 +138,7 @@ def test_other_users_jobs_are_untouchable(queue):
     """A user may not act on or edit another user's jobs, and nothing changes."""
     queue.submit_cluster(cluster_ad("alice"), proc_ads(1))
     queue.submit_cluster(cluster_ad("bob"), proc_ads(1))
-    with pytest.raises(NotOwnerError, match="bob may not hold jobs owned by others: 1.0"):
+    with pytest.raises(NotOwnerError, match="bob may not hold job 1.0, owned by 'alice'; nothing was changed"):
         queue.act(JobAction.Hold, JobSelection.from_spec("true"), actor="bob")
     with pytest.raises(NotOwnerError):
         queue.edit(JobSelection.from_spec(["1.0"]), "Foo", "1", actor="bob")
@@ -270,3 +270,13 @@ def test_in_memory_queue_works_without_a_file(clock):
     q = JobQueue(None, clock)
     q.submit_cluster(cluster_ad(), proc_ads(1))
     assert len(q) == 1
+
+
+def test_refusal_part_way_through_rolls_everything_back(queue):
+    """When a refused job comes after allowed ones, the allowed ones are not changed either."""
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(2))
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(1))
+    with pytest.raises(NotOwnerError, match="job 2.0"):
+        queue.act(JobAction.Remove, JobSelection.from_spec("true"), actor="bob")
+    assert len(queue) == 3 and len(queue.history) == 0
+    assert [ad["JobStatus"] for ad in queue.query()] == [1, 1, 1]
