@@ -34,7 +34,7 @@ def roost(env, *args, check=True, timeout=60):
     return done
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def pool(tmp_path_factory):
     """A running personal pool: its env, directory and address-file facts."""
     home = tmp_path_factory.mktemp("home")
