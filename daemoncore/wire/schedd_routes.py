@@ -1,0 +1,48 @@
+"""The schedd's routes, shared by the schedd and its clients (bindings, CLI, the
+negotiator, and startds reporting on the jobs they run). Ads travel in HTCondor's
+JSON form (:mod:`daemoncore.wire.adcodec`); job ids are ``"cluster.proc"`` strings."""
+
+from __future__ import annotations
+
+from daemoncore.wire.route import Route
+
+# body: {"cluster_ad": ad, "proc_ads": [ad, ...]}  (the shape Submit.clusters() gives)
+#    or {"description": text, "itemdata": [ {...}, ...] | null, "count": n, "iwd": path}
+# answer: {"cluster": id, "first_proc": 0, "num_procs": n, "cluster_ad": ad}
+SUBMIT = Route("submit", "POST", "/v1/jobs", level="WRITE")
+# body: {"constraint": text, "projection": [...], "limit": n}; answer: NDJSON job ads
+QUERY = Route("query_jobs", "POST", "/v1/jobs/query", level="READ", streams=True)
+# body: {"action": "Hold"|"Release"|"Remove"|"Vacate"|..., "ids": ["1.0", "2"] | null,
+#        "constraint": text | null, "reason": text | null}
+# answer: {"changed": n, "refused": [{"id": "1.0", "reason": "..."}]}
+ACT = Route("act", "POST", "/v1/jobs/act", level="WRITE")
+# body: {"ids": [...] | null, "constraint": text | null, "attr": name, "value": expression text}
+# answer: {"changed": n}
+EDIT = Route("edit", "POST", "/v1/jobs/edit", level="WRITE")
+# body: {"constraint": text, "projection": [...], "match": n, "since": text | null}
+# answer: NDJSON ads, newest first
+HISTORY = Route("history", "POST", "/v1/history/query", level="READ", streams=True)
+
+# The negotiator asks for one submitter's resource requests (one per autocluster).
+# body: {"submitter": "alice@pool"}
+# answer: NDJSON {"request_id": text, "count": n, "ad": representative job ad}
+RESOURCE_REQUESTS = Route("resource_requests", "POST", "/v1/negotiate/requests",
+                          level="DAEMON", streams=True)
+# The negotiator hands over the matches of one cycle.
+# body: {"matches": [{"request_id": text, "job_id": "c.p" | null, "slot_name": text,
+#                     "startd_address": "<host:port>", "claim_id": text, "slot_ad": ad}]}
+# answer: {"accepted": n}
+MATCHES = Route("matches", "POST", "/v1/negotiate/matches", level="DAEMON")
+
+# A starter reporting on its job, authorised by the job's transfer key (header
+# X-Roost-Transfer-Key) on top of a DAEMON token.
+# GET input: answer is the input tar stream (shadow.transfer.send_input)
+JOB_INPUT = Route("job_input", "GET", "/v1/jobs/{job_id}/input", level="DAEMON")
+# POST output: body is the output tar stream (shadow.transfer.send_output)
+JOB_OUTPUT = Route("job_output", "POST", "/v1/jobs/{job_id}/output", level="DAEMON")
+# POST update: {"event": "execute"|"usage"|"exit"|"evicted", "attrs": {...}}
+#   exit attrs: ExitCode, ExitBySignal, ExitSignal, RemoteUserCpu, RemoteSysCpu,
+#               ImageSize, ResidentSetSize, MemoryUsage, RemoteWallClockTime
+JOB_UPDATE = Route("job_update", "POST", "/v1/jobs/{job_id}/update", level="DAEMON")
+
+TRANSFER_KEY_HEADER = "X-Roost-Transfer-Key"

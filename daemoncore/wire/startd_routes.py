@@ -1,0 +1,20 @@
+"""The startd's routes: claiming a slot with the ClaimId the negotiator handed out,
+starting a job on the claim, vacating and releasing it. The ClaimId travels in the
+body, never in the path, so it stays out of access logs."""
+
+from __future__ import annotations
+
+from daemoncore.wire.route import Route
+
+# body: {"claim_id": text, "job_ad": ad, "schedd_address": "<host:port>"}
+# answer: {"claim_id": text (the dynamic slot's claim), "slot_name": text, "slot_ad": ad}
+CLAIM = Route("claim", "POST", "/v1/claims", level="DAEMON")
+# body: {"claim_id": text, "job_id": "c.p", "job_ad": ad, "transfer_key": text,
+#        "schedd_address": "<host:port>"}
+# answer: {"started": true}; the starter pulls the input from the schedd's JOB_INPUT,
+# runs the job and reports through JOB_UPDATE and JOB_OUTPUT.
+ACTIVATE = Route("activate", "POST", "/v1/claims/activate", level="DAEMON")
+# body: {"claim_id": text, "reason": text, "graceful": bool}; answer: {"vacating": true}
+VACATE = Route("vacate", "POST", "/v1/claims/vacate", level="DAEMON")
+# body: {"claim_id": text}; answer: {"released": true}
+RELEASE = Route("release", "POST", "/v1/claims/release", level="DAEMON")
