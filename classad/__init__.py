@@ -11,6 +11,7 @@ from typing import IO, Callable, Iterator
 
 from classad.ad import ClassAd
 from classad.errors import ClassAdParseError
+from classad.evaluate import compile_expression
 from classad.exprtree import ExprTree
 from classad.textforms import ParserType, parse_ads
 from classad.values import Value
@@ -18,6 +19,7 @@ from classad.values import Value
 __all__ = [
     "ClassAd", "ExprTree", "Value", "ParserType", "ClassAdParseError",
     "parseAds", "parseOne", "parseNext", "quote", "unquote", "register",
+    "compile_expression",
 ]
 
 

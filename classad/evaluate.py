@@ -466,3 +466,24 @@ def evaluate(node, scope, target=None):
         return fn(context_for(scope, target))
     except RecursionError:
         return ERROR
+
+
+def compile_expression(expr) -> Callable:
+    """A function ``f(scope, target=None)`` giving the raw value of ``expr`` (text, an
+    ExprTree or a tree node) evaluated as an attribute of ``scope``: for daemons that
+    evaluate one constraint against many ads, without the per-call wrapping."""
+    from classad.exprtree import ExprTree
+    from classad.parser import parse_expression
+
+    node = expr._node if isinstance(expr, ExprTree) else parse_expression(expr) if isinstance(expr, str) else expr
+    fn = compile_expr(node)
+
+    def evaluate_in(scope, target=None):
+        root = scope if scope.parent is None else root_of(scope)
+        if target is not None and target.parent is not None:
+            target = root_of(target)
+        try:
+            return fn(Context(scope, root, target, set()))
+        except RecursionError:
+            return ERROR
+    return evaluate_in

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import math
 
+import re
+
+from classad import expr as e
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
+
+_PLAIN = re.compile(r'[ !#-\[\]-~]*\Z')  # printable ASCII without quote or backslash
 
 _ESCAPES = {
     "\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r",
@@ -26,6 +31,8 @@ def format_real(x: float) -> str:
 def quote_string(s: str) -> str:
     """A string literal with HTCondor's escapes: control characters by name, bytes
     outside ASCII as three-digit octal escapes."""
+    if _PLAIN.match(s):
+        return f'"{s}"'
     out = ['"']
     for ch in s:
         if ch in _ESCAPES:
@@ -101,7 +108,6 @@ _PRINTED_OP = {"=?=": "is", "=!=": "isnt"}
 def unparse_expr(node, quote=None) -> str:
     """The compact canonical text of an expression tree (HTCondor's one-line form);
     ``quote`` prints string literals (the old syntax quotes differently)."""
-    from classad import expr as e
 
     t = type(node)
     if t is e.Literal:
@@ -158,7 +164,6 @@ def unparse_record(entries, quote=None) -> str:
 def unparse_pretty(node, indent: int = 0) -> str:
     """The indented form HTCondor's ``unparse()`` gives for list- and ad-valued
     attributes: each nested list or ad on its own lines."""
-    from classad import expr as e
 
     t = type(node)
     if t is e.ListExpr:

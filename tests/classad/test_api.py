@@ -111,3 +111,11 @@ def test_unknown_functions_evaluate_to_error() -> None:
 def test_str_of_an_ad_is_new_syntax_that_parses_back() -> None:
     ad = ClassAd('[ a = 1; b = { 1, 2 }; c = [ d = "x" ] ]')
     assert ClassAd(str(ad)).unparse_map() == ad.unparse_map()
+
+
+def test_compiled_expression_evaluates_against_many_ads() -> None:
+    """compile_expression gives a reusable function of (scope, target)."""
+    matches = classad.compile_expression("Memory >= 2048 && TARGET.Owner == \"alice\"")
+    job = ClassAd('[ Owner = "alice" ]')
+    assert [matches(ClassAd({"Memory": m}), job) for m in (1024, 4096)] == [False, True]
+    assert matches(ClassAd({"Memory": 4096})) is Value.Undefined
