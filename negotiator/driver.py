@@ -1,0 +1,234 @@
+"""The cycle driver: when to negotiate, and one cycle's I/O around the pure
+:func:`negotiator.cycle.negotiate`.
+
+A cycle starts every ``NEGOTIATOR_INTERVAL`` and, after a RESCHEDULE, as soon as
+``NEGOTIATOR_MIN_INTERVAL`` has passed since the last one started. A cycle reads
+slots (public and private ads) and submitters from the collector, charges the
+accountant for the claimed slots, asks each submitter's schedd for its resource
+requests, negotiates, and posts each schedd its matches. Any failure is logged and
+the next cycle comes anyway; time comes from the injected clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+from attrs import frozen
+from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
+from twisted.logger import Logger
+
+from daemoncore.wire import collector_routes, schedd_routes
+from daemoncore.wire.async_client import AsyncClient
+from negotiator.accountant import Accountant
+from negotiator.cycle import CycleResult, Submitter, negotiate
+from negotiator.errors import NegotiatorError
+from negotiator.pool_view import (
+    PoolSlots,
+    SubmitterTarget,
+    matches_by_schedd,
+    pool_slots,
+    resource_requests,
+    resources_in_use,
+    submitter_targets,
+)
+from negotiator.settings import NegotiatorSettings
+
+_log = Logger()
+
+Connect = Callable[[str], AsyncClient]
+"""Gives a client for the daemon at an address, carrying the negotiator's DAEMON token."""
+
+Compute = Callable[..., Deferred]
+"""Runs ``f(*args)`` and fires with its result (in a worker thread in production)."""
+
+
+@frozen
+class CycleReport:
+    """What one cycle did, for the log, the negotiator's ad and tests."""
+
+    started: float
+    ended: float
+    slots: int = 0
+    submitters: int = 0
+    requests: int = 0
+    matches: int = 0
+    matches_accepted: int = 0
+    problems: tuple[str, ...] = ()
+
+    @property
+    def duration(self) -> float:
+        return self.ended - self.started
+
+
+def compute_here(function: Callable, *args) -> Deferred:
+    """Run ``function`` now in this thread (tests, and small pools)."""
+    return maybeDeferred(function, *args)
+
+
+class CycleDriver:
+    """Runs negotiation cycles on a clock. Mutable: it keeps the schedule and the last report."""
+
+    def __init__(self, settings: NegotiatorSettings, accountant: Accountant, clock, connect: Connect,
+                 collector_address: Callable[[], str | None], compute: Compute = compute_here) -> None:
+        self.settings = settings
+        self.accountant = accountant
+        self.clock = clock
+        self._connect = connect
+        self._collector_address = collector_address
+        self._compute = compute
+        self.reports: list[CycleReport] = []
+        self._next = None
+        self._running: Deferred | None = None
+        self._rerun_soon = False
+        self._last_start: float | None = None
+        self._stopped = True
+
+    # --- schedule -------------------------------------------------------------
+    def start(self) -> None:
+        """Start negotiating: a first cycle at once, then every interval."""
+        self._stopped = False
+        self._schedule(0.0)
+
+    def stop(self) -> Deferred:
+        """Stop scheduling cycles; fires once a running cycle has ended."""
+        self._stopped = True
+        self._cancel_next()
+        if self._running is None:
+            return succeed(None)
+        ended: Deferred = Deferred()
+        self._running.addBoth(lambda result: (ended.callback(None), result)[1])
+        return ended
+
+    def reschedule(self) -> float:
+        """Ask for a cycle soon (after a submit); the delay until it starts."""
+        if self._running is not None:
+            self._rerun_soon = True
+            return self._soonest_delay()
+        delay = self._soonest_delay()
+        if self._next is None or self._next.getTime() - self.clock.seconds() > delay:
+            self._schedule(delay)
+        return delay
+
+    def _soonest_delay(self) -> float:
+        if self._last_start is None:
+            return 0.0
+        return max(self._last_start + self.settings.min_interval - self.clock.seconds(), 0.0)
+
+    def _schedule(self, delay: float) -> None:
+        if self._stopped:
+            return
+        self._cancel_next()
+        self._next = self.clock.callLater(delay, self._begin)
+
+    def _cancel_next(self) -> None:
+        if self._next is not None and self._next.active():
+            self._next.cancel()
+        self._next = None
+
+    def _begin(self) -> None:
+        self._next = None
+        self._rerun_soon = False
+        self._last_start = self.clock.seconds()
+        self._running = self.run_cycle()
+        self._running.addBoth(self._ended)
+
+    def _ended(self, _result) -> None:
+        self._running = None
+        if self._rerun_soon:
+            self._schedule(self._soonest_delay())
+        else:
+            self._schedule(max(self._last_start + self.settings.interval - self.clock.seconds(), 0.0))
+
+    # --- one cycle ------------------------------------------------------------
+    def run_cycle(self) -> Deferred:
+        """Run one cycle now; fires with its :class:`CycleReport` (never fails)."""
+        started = self.clock.seconds()
+        cycle = Deferred.fromCoroutine(self._cycle(started))
+
+        def failed(failure):
+            _log.failure("negotiator: cycle failed", failure)
+            return CycleReport(started, self.clock.seconds(), problems=(failure.getErrorMessage(),))
+
+        cycle.addErrback(failed)
+        cycle.addCallback(self._record)
+        return cycle
+
+    def _record(self, report: CycleReport) -> CycleReport:
+        self.reports = [*self.reports[-9:], report]
+        for problem in report.problems:
+            _log.warn("negotiator: {problem}", problem=problem)
+        _log.info("negotiator: cycle of {duration:.3f}s: {slots} slots, {submitters} submitters, "
+                  "{requests} requests, {matches} matches ({accepted} accepted)",
+                  duration=report.duration, slots=report.slots, submitters=report.submitters,
+                  requests=report.requests, matches=report.matches, accepted=report.matches_accepted)
+        return report
+
+    async def _cycle(self, started: float) -> CycleReport:
+        address = self._collector_address()
+        if not address:
+            return CycleReport(started, self.clock.seconds(), problems=("no COLLECTOR_HOST: nothing to negotiate",))
+        problems: list[str] = []
+        collector = self._connect(address)
+        public = await collector.call(collector_routes.QUERY, {"constraint": self.settings.slot_constraint},
+                                      ad_type="Machine")
+        private = await collector.call(collector_routes.QUERY, {"private": True}, ad_type="Machine")
+        submitter_ads = await collector.call(
+            collector_routes.QUERY, {"constraint": self.settings.submitter_constraint}, ad_type="Submitter")
+        slots, unreadable = pool_slots(public, private)
+        targets, skipped = submitter_targets(submitter_ads)
+        problems += unreadable + skipped
+        self.accountant.update_priorities(resources_in_use(slots.ads, self.settings.cycle.match.slot_weight))
+        submitters = await self._fetch_requests(targets, problems)
+        report = CycleReport(started, started, slots=len(slots.ads), submitters=len(submitters),
+                             requests=sum(len(s.requests) for s in submitters))
+        if not submitters or not slots.ads:
+            return attrs.evolve(report, ended=self.clock.seconds(), problems=tuple(problems))
+        result: CycleResult = await self._compute(negotiate, list(slots.ads), submitters, self.accountant,
+                                                  self.settings.cycle)
+        accepted = await self._send_matches(result, slots, problems)
+        return attrs.evolve(report, ended=self.clock.seconds(), matches=len(result.matches),
+                            matches_accepted=accepted, problems=tuple(problems))
+
+    async def _fetch_requests(self, targets: list[SubmitterTarget], problems: list[str]) -> list[Submitter]:
+        """Every target's resource requests, asked of the schedds at once; a schedd that
+        fails is logged and its submitter sits this cycle out."""
+
+        def one(target: SubmitterTarget) -> Deferred:
+            client = self._connect(target.schedd_address)
+            asked = client.call(schedd_routes.RESOURCE_REQUESTS, {"submitter": target.name})
+            asked.addCallback(lambda lines: Submitter(target.name, target.schedd_address,
+                                                      tuple(resource_requests(lines, target))))
+            asked.addErrback(lambda failure: problems.append(
+                f"no resource requests for {target.name} from {target.schedd_address}: {failure.getErrorMessage()}"))
+            return asked
+
+        answers = await gatherResults([one(t) for t in targets]) if targets else []
+        return [s for s in answers if isinstance(s, Submitter) and s.requests]
+
+    async def _send_matches(self, result: CycleResult, slots: PoolSlots, problems: list[str]) -> int:
+        """Post each schedd its matches (ClaimIds filled in); the number accepted."""
+        matches = [attrs.evolve(m, claim_id=slots.claim_ids.get(m.slot_name, "")) for m in result.matches]
+        bodies, left_out = matches_by_schedd(matches, slots)
+        problems += left_out
+
+        def one(schedd: str, body: dict) -> Deferred:
+            sent = self._connect(schedd).call(schedd_routes.MATCHES, body)
+            sent.addCallback(_accepted_count)
+
+            def failed(failure):
+                problems.append(f"{len(body['matches'])} matches not delivered to {schedd}: "
+                                f"{failure.getErrorMessage()}")
+                return 0
+
+            sent.addErrback(failed)
+            return sent
+
+        counts = await gatherResults([one(s, b) for s, b in bodies.items()]) if bodies else []
+        return sum(counts)
+
+
+def _accepted_count(answer: object) -> int:
+    if isinstance(answer, dict) and isinstance(answer.get("accepted"), int):
+        return answer["accepted"]
+    raise NegotiatorError(f"the schedd answered MATCHES with {answer!r}, not {{\"accepted\": n}}")

@@ -1,0 +1,189 @@
+"""The pool as one cycle sees it, built from what the collector and the schedds
+answer, and the MATCHES bodies sent back: pure functions over JSON ads, no I/O.
+
+What is expected of the ads (HTCondor's attribute names):
+
+* a Submitter ad has ``Name`` (the submitter, ``user@domain``, also the accounting
+  customer), the schedd's address in ``ScheddIpAddr`` (else ``ScheddAddress``, else
+  ``MyAddress``) written ``<host:port>``, and ``IdleJobs``; a submitter whose
+  ``IdleJobs`` is 0 is not asked for requests;
+* a Machine ad has ``Name``; its startd's address is ``StartdIpAddr`` (else
+  ``MyAddress``); its private ad (same ``Name``) holds ``ClaimId``; a claimed slot
+  charges ``AccountingGroup`` (else ``RemoteOwner``) its ``SLOT_WEIGHT``;
+* a resource request line (``RESOURCE_REQUESTS``) is
+  ``{"request_id": text, "count": n, "ad": job ad, "job_ids": ["c.p", ...]}``, the
+  job ids optional and in the order the schedd would run them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from attrs import frozen
+
+from classad import ClassAd, ExprTree
+from daemoncore.wire.adcodec import ad_from_json
+from daemoncore.wire.address import parse_address
+from daemoncore.wire.errors import BadRequest
+from negotiator.autocluster import ResourceRequest
+from negotiator.cycle import Match
+from negotiator.errors import NegotiatorError
+
+SCHEDD_ADDRESS_ATTRIBUTES = ("ScheddIpAddr", "ScheddAddress", "MyAddress")
+STARTD_ADDRESS_ATTRIBUTES = ("StartdIpAddr", "MyAddress")
+MAX_REQUESTS_PER_SUBMITTER = 100_000
+
+
+class ScheddAnswerError(NegotiatorError):
+    """A schedd's answer to RESOURCE_REQUESTS is not what the route promises."""
+
+
+@frozen
+class SubmitterTarget:
+    """A submitter to negotiate for: who, and where its schedd answers."""
+
+    name: str
+    schedd_address: str
+    idle_jobs: int | None = None
+
+
+@frozen
+class PoolSlots:
+    """The slots of one cycle: parsed ads, their JSON form, ClaimIds and startd addresses by Name."""
+
+    ads: tuple[ClassAd, ...]
+    wires: dict
+    claim_ids: dict
+    startd_addresses: dict
+
+
+def attribute(wire: dict, name: str) -> object:
+    """Attribute ``name`` of a JSON ad, names compared without case."""
+    if name in wire:
+        return wire[name]
+    lowered = name.lower()
+    return next((value for key, value in wire.items() if key.lower() == lowered), None)
+
+
+def _first_address(wire: dict, names: Sequence[str]) -> str | None:
+    for name in names:
+        value = attribute(wire, name)
+        if isinstance(value, str) and value.strip():
+            try:
+                parse_address(value)
+            except ValueError:
+                continue
+            return value.strip()
+    return None
+
+
+def submitter_targets(wires: Iterable[dict]) -> tuple[list[SubmitterTarget], list[str]]:
+    """Submitters worth asking for requests, and why the others were skipped."""
+    targets, skipped = [], []
+    for wire in wires:
+        name = attribute(wire, "Name")
+        if not isinstance(name, str) or not name:
+            skipped.append(f"a Submitter ad without a Name string: {sorted(wire)[:8]}")
+            continue
+        address = _first_address(wire, SCHEDD_ADDRESS_ATTRIBUTES)
+        if address is None:
+            skipped.append(f"Submitter {name}: no schedd address in any of {', '.join(SCHEDD_ADDRESS_ATTRIBUTES)}")
+            continue
+        idle = attribute(wire, "IdleJobs")
+        idle = idle if isinstance(idle, int) and not isinstance(idle, bool) else None
+        if idle == 0:
+            continue
+        targets.append(SubmitterTarget(name, address, idle))
+    targets.sort(key=lambda t: (t.name, t.schedd_address))
+    return targets, skipped
+
+
+def pool_slots(public: Iterable[dict], private: Iterable[dict]) -> tuple[PoolSlots, list[str]]:
+    """Slot ads joined with their private ads by Name, and the ads that could not be read."""
+    claim_ids = {}
+    for wire in private:
+        name, claim = attribute(wire, "Name"), attribute(wire, "ClaimId")
+        if isinstance(name, str) and isinstance(claim, str):
+            claim_ids[name] = claim
+    ads, wires, addresses, problems = [], {}, {}, []
+    for wire in public:
+        name = attribute(wire, "Name")
+        try:
+            ad = ad_from_json(wire, f"Machine ad {name!r}")
+        except BadRequest as exc:
+            problems.append(str(exc))
+            continue
+        ads.append(ad)
+        if isinstance(name, str):
+            wires[name] = wire
+            address = _first_address(wire, STARTD_ADDRESS_ATTRIBUTES)
+            if address is not None:
+                addresses[name] = address
+    return PoolSlots(tuple(ads), wires, claim_ids, addresses), problems
+
+
+def resources_in_use(slots: Iterable[ClassAd], slot_weight: ExprTree) -> dict[str, float]:
+    """What each customer has in use now: the weight of every Claimed slot, charged to
+    its ``AccountingGroup`` (else ``RemoteOwner``)."""
+    in_use: dict[str, float] = {}
+    for ad in slots:
+        state = ad.evaluate("State")
+        if type(state) is not str or state.lower() != "claimed":
+            continue
+        customer = ad.evaluate("AccountingGroup")
+        if type(customer) is not str or not customer:
+            customer = ad.evaluate("RemoteOwner")
+        if type(customer) is not str or not customer:
+            continue
+        weight = slot_weight.evaluate(ad)
+        weight = float(weight) if type(weight) in (int, float) and weight > 0 else 1.0
+        in_use[customer] = in_use.get(customer, 0.0) + weight
+    return in_use
+
+
+def resource_requests(lines: Iterable[object], target: SubmitterTarget) -> list[ResourceRequest]:
+    """The requests in a schedd's RESOURCE_REQUESTS answer for ``target``.
+
+    Raises:
+        ScheddAnswerError: a line is not a request object, naming which and why.
+    """
+    found = []
+    for index, line in enumerate(lines):
+        where = f"resource request {index} from the schedd at {target.schedd_address} for {target.name}"
+        if index >= MAX_REQUESTS_PER_SUBMITTER:
+            raise ScheddAnswerError(f"{where}: more than {MAX_REQUESTS_PER_SUBMITTER} requests in one answer")
+        if not isinstance(line, dict):
+            raise ScheddAnswerError(f"{where}: expected a JSON object, got {type(line).__name__}")
+        request_id, count, job_ids = line.get("request_id"), line.get("count"), line.get("job_ids") or []
+        if not isinstance(request_id, str) or not request_id:
+            raise ScheddAnswerError(f"{where}: request_id must be a non-empty string, got {request_id!r}")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise ScheddAnswerError(f"{where}: count must be a whole number 0 or more, got {count!r}")
+        if not isinstance(job_ids, list) or not all(isinstance(j, str) for j in job_ids):
+            raise ScheddAnswerError(f"{where}: job_ids must be a list of \"cluster.proc\" strings")
+        try:
+            ad = ad_from_json(line.get("ad"), f"{where}: ad")
+        except BadRequest as exc:
+            raise ScheddAnswerError(str(exc)) from None
+        found.append(ResourceRequest(request_id, target.name, target.schedd_address, count, ad, tuple(job_ids)))
+    return found
+
+
+def matches_by_schedd(matches: Iterable[Match], slots: PoolSlots) -> tuple[dict[str, dict], list[str]]:
+    """The MATCHES body for each schedd address, and the matches left out because
+    their slot has no ClaimId or startd address."""
+    bodies: dict[str, dict] = {}
+    left_out = []
+    for match in matches:
+        claim = match.claim_id or slots.claim_ids.get(match.slot_name)
+        startd = slots.startd_addresses.get(match.slot_name)
+        if not claim or not startd:
+            missing = "ClaimId (no private ad)" if not claim else "startd address (StartdIpAddr/MyAddress)"
+            left_out.append(f"match of {match.slot_name} for {match.submitter}: slot has no {missing}")
+            continue
+        body = bodies.setdefault(match.schedd_address, {"matches": []})
+        body["matches"].append({
+            "request_id": match.request_id, "job_id": match.job_id, "slot_name": match.slot_name,
+            "startd_address": startd, "claim_id": claim, "slot_ad": slots.wires.get(match.slot_name, {}),
+        })
+    return bodies, left_out

@@ -1,0 +1,113 @@
+"""The negotiator daemon: the accountant in SQLite under ``SPOOL``, the cycle driver
+on the reactor's clock, the priority routes, and a Negotiator ad with the last
+cycle's statistics."""
+
+from __future__ import annotations
+
+import os
+
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+
+from daemoncore.config import Config, ConfigError
+from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security import issue_token
+from daemoncore.wire.async_client import AsyncClient
+from negotiator.accountant import Accountant
+from negotiator.db import AccountantDatabase
+from negotiator.driver import CycleDriver, Compute, compute_here
+from negotiator.errors import NegotiatorError
+from negotiator.routes import NegotiatorRoutes
+from negotiator.settings import NegotiatorSettings
+
+_log = Logger()
+
+
+class NegotiatorService(DaemonService):
+    """A negotiator: cycles every ``NEGOTIATOR_INTERVAL``, priorities on request."""
+
+    def __init__(self, settings: DaemonSettings, reactor, negotiator_settings: NegotiatorSettings,
+                 key: bytes | None = None, http=None, compute: Compute = compute_here,
+                 database: AccountantDatabase | None = None) -> None:
+        super().__init__(settings, reactor, key, http)
+        self.negotiator_settings = negotiator_settings
+        self.database = database if database is not None else open_database(negotiator_settings.database_file)
+        self.accountant = Accountant(self.database, reactor, negotiator_settings.accountant)
+        self.driver = CycleDriver(negotiator_settings, self.accountant, reactor, self.client_for,
+                                  lambda: self.settings.collector_host, compute)
+        self._routes = NegotiatorRoutes(self.accountant, self.driver.reschedule)
+
+    def client_for(self, address: str) -> AsyncClient:
+        """A client for the daemon at ``address`` with a fresh DAEMON token of the negotiator's."""
+        token = issue_token(self.key, f"negotiator@{self.settings.trust_domain}", ["DAEMON"],
+                            lifetime=max(self.settings.request_timeout * 4, 300), now=self.reactor.seconds())
+        extra = {"http": self._http} if self._http is not None else {}
+        return AsyncClient(address, token=token, timeout=self.settings.request_timeout, **extra)
+
+    def handlers(self) -> dict:
+        return self._routes.handlers()
+
+    def own_ad(self) -> dict:
+        ad = super().own_ad()
+        ad["NegotiatorInterval"] = int(self.negotiator_settings.interval)
+        if self.driver.reports:
+            last = self.driver.reports[-1]
+            ad.update({
+                "LastNegotiationCycleTime0": int(last.started), "LastNegotiationCycleEnd0": int(last.ended),
+                "LastNegotiationCycleDuration0": round(last.duration, 3),
+                "LastNegotiationCycleMatches0": last.matches,
+                "LastNegotiationCycleActiveSubmitterCount0": last.submitters,
+                "LastNegotiationCycleCandidateSlots0": last.slots,
+                "LastNegotiationCycleProblems0": len(last.problems),
+            })
+        return ad
+
+    def startService(self) -> None:
+        super().startService()
+        self.driver.start()
+
+    def stopService(self):
+        stopping = self.driver.stop()
+        stopping.addCallback(lambda _: DaemonService.stopService(self))
+        stopping.addBoth(self._close_database)
+        return stopping
+
+    def _close_database(self, result):
+        try:
+            self.database.close()
+        except Exception:
+            _log.failure("negotiator: closing the accountant database failed")
+        return result
+
+
+def open_database(path: str) -> AccountantDatabase:
+    """The accountant's SQLite file at ``path``, its directory made if need be.
+
+    Raises:
+        ConfigError: the file cannot be made or opened.
+    """
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return AccountantDatabase(path)
+    except Exception as exc:  # sqlite3 and OS errors alike
+        raise ConfigError(f"cannot open the accountant database {path} "
+                          f"(set ACCOUNTANT_DATABASE_FILE or SPOOL): {exc}") from None
+
+
+def build_negotiator(settings: DaemonSettings, reactor, config: Config) -> NegotiatorService:
+    """The negotiator for ``settings`` with its knobs from ``config``; the cycle's
+    matching runs in the reactor's thread pool so the daemon keeps answering.
+
+    Raises:
+        ConfigError: a negotiator knob is malformed, or the database cannot be opened.
+        SigningKeyError: the pool signing key cannot be loaded.
+    """
+    try:
+        knobs = NegotiatorSettings.from_config(config)
+    except NegotiatorError as exc:
+        raise ConfigError(str(exc)) from None
+
+    def in_thread(function, *args):
+        return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
+
+    return NegotiatorService(settings, reactor, knobs, compute=in_thread)

@@ -1,0 +1,82 @@
+"""What the negotiator daemon reads from config, checked once before it starts:
+cycle timing, where the accountant's SQLite lives, the matchmaker's rank
+expressions and the constraints on the ads it fetches."""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+from attrs import frozen
+
+from classad import ExprTree
+from daemoncore.config import Config, ConfigError
+from negotiator.accountant import AccountantSettings
+from negotiator.cycle import CycleSettings
+from negotiator.groups import GroupSettings
+from negotiator.matchmaking import DEFAULT_POST_JOB_RANK, DEFAULT_PRE_JOB_RANK, MatchSettings
+
+ACCOUNTANT_FILE_NAME = "Accountant.sqlite"
+
+
+@frozen
+class NegotiatorSettings:
+    """The negotiator daemon's knobs (HTCondor's names and defaults)."""
+
+    interval: float = 60.0
+    min_interval: float = 5.0
+    database_file: str = ""
+    slot_constraint: str = "true"
+    submitter_constraint: str = "true"
+    accountant: AccountantSettings = attrs.field(factory=AccountantSettings)
+    cycle: CycleSettings = attrs.field(factory=CycleSettings)
+
+    @classmethod
+    def from_config(cls, config: Config) -> NegotiatorSettings:
+        """The settings in ``config``.
+
+        Raises:
+            ConfigError: a value has the wrong type or an expression does not parse,
+                naming where it was set.
+        """
+        interval = config.param_duration("NEGOTIATOR_INTERVAL", 60.0)
+        min_interval = config.param_duration("NEGOTIATOR_MIN_INTERVAL", 5.0)
+        if interval <= 0:
+            raise ConfigError(f"NEGOTIATOR_INTERVAL must be more than 0 seconds, not {interval:g}")
+        spool = config.param("SPOOL") or config.param("LOCAL_DIR") or "."
+        database = config.param("ACCOUNTANT_DATABASE_FILE") or os.path.join(spool, ACCOUNTANT_FILE_NAME)
+        match = MatchSettings(
+            pre_job_rank=_expression(config, "NEGOTIATOR_PRE_JOB_RANK", DEFAULT_PRE_JOB_RANK),
+            post_job_rank=_expression(config, "NEGOTIATOR_POST_JOB_RANK", DEFAULT_POST_JOB_RANK),
+            slot_weight=_expression(config, "SLOT_WEIGHT", "Cpus"),
+        )
+        return cls(
+            interval=interval,
+            min_interval=min(max(min_interval, 0.0), interval),
+            database_file=database,
+            slot_constraint=_constraint(config, "NEGOTIATOR_SLOT_CONSTRAINT"),
+            submitter_constraint=_constraint(config, "NEGOTIATOR_SUBMITTER_CONSTRAINT"),
+            accountant=AccountantSettings.from_config(config),
+            cycle=CycleSettings(match=match, groups=GroupSettings.from_config(config)),
+        )
+
+
+def _expression(config: Config, name: str, default: str) -> ExprTree:
+    """Knob ``name`` parsed as a ClassAd expression (``default`` when unset)."""
+    text = config.param(name) or default
+    try:
+        return ExprTree(text)
+    except ValueError as exc:
+        raise ConfigError(f"{name}{_origin(config, name)}: not a ClassAd expression: {exc}") from None
+
+
+def _constraint(config: Config, name: str) -> str:
+    """Knob ``name`` as constraint text, checked to parse."""
+    text = config.param(name) or "true"
+    _expression(config, name, text)
+    return text
+
+
+def _origin(config: Config, name: str) -> str:
+    found = config.lookup(name)
+    return f" ({found.origin.describe()})" if found is not None else ""
