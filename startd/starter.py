@@ -25,6 +25,9 @@ from startd.usage import Usage, sample_tree, tree_processes
 
 DEFAULT_VACATE_TIME = 600.0
 DEFAULT_SAMPLE_INTERVAL = 5.0
+#: How often to check for the job's exit ourselves, in case a SIGCHLD was missed
+#: (it happens when the child exits while the reactor is not running, as between tests).
+REAP_CHECK_INTERVAL = 0.5
 DEVNULL = "/dev/null"
 
 
@@ -118,6 +121,7 @@ class Starter:
         self.usage = Usage()
         self.stopped = False
         self._sampler: task.LoopingCall | None = None
+        self._reaper: task.LoopingCall | None = None
         self._kill_call = None
 
     def _label(self) -> str:
@@ -191,6 +195,9 @@ class Starter:
         self._sampler = task.LoopingCall(self._sample)
         self._sampler.clock = self.reactor
         self._sampler.start(self.sample_interval, now=False)
+        self._reaper = task.LoopingCall(proc.reapProcess)
+        self._reaper.clock = self.reactor
+        self._reaper.start(REAP_CHECK_INTERVAL, now=False)
         return proto.ended.addCallback(self._finished, before, skip)
 
     def _sample(self) -> None:
@@ -227,8 +234,9 @@ class Starter:
         self._signal_tree(signal.SIGKILL)
 
     def _finished(self, status: Exception, before: sb.Snapshot, skip: set[str]) -> JobOutcome:
-        if self._sampler is not None and self._sampler.running:
-            self._sampler.stop()
+        for loop in (self._sampler, self._reaper):
+            if loop is not None and loop.running:
+                loop.stop()
         if self._kill_call is not None and self._kill_call.active():
             self._kill_call.cancel()
         try:
