@@ -1,0 +1,146 @@
+"""The schedd's claims on startd slots: which slot at which startd, the ClaimId that
+proves the claim, whose jobs may run on it, and whether it is busy. With
+``CLAIM_WORKLIFE`` a claim whose job ended runs the owner's next matching idle job
+instead of going back to the negotiator. Pure bookkeeping: no network, no clock
+reads (times are passed in)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator
+
+import attrs
+from attrs import field, frozen
+
+from classad import ClassAd
+from classad.matching import symmetric_match
+from schedd.states import JobId
+
+#: HTCondor's default ``CLAIM_WORKLIFE``: a claim takes no new job after 20 minutes.
+DEFAULT_CLAIM_WORKLIFE = 1200.0
+
+
+class ClaimState(enum.Enum):
+    """Where a claim is in its life at the schedd."""
+
+    IDLE = "idle"  # claimed, no job on it
+    BUSY = "busy"  # a job has been activated on it
+    RELEASED = "released"  # given back to the startd
+
+
+@frozen
+class Claim:
+    """One claimed slot. ``claim_id`` is the capability the startd checks; it never
+    appears in a repr or a log line."""
+
+    claim_id: str = field(repr=False)
+    slot_name: str
+    startd_address: str
+    owner: str
+    slot_ad: ClassAd = field(eq=False, repr=False)
+    claimed_at: float
+    state: ClaimState = ClaimState.IDLE
+    job_id: JobId | None = None
+    jobs_run: int = 0
+
+
+def accepts_more_jobs(claim: Claim, now: float, worklife: float) -> bool:
+    """Whether ``claim`` may take another job: ``worklife`` -1 means forever, 0 one
+    job per claim, otherwise until ``worklife`` seconds after it was claimed."""
+    if claim.state is ClaimState.RELEASED:
+        return False
+    if worklife < 0:
+        return True
+    if worklife == 0:
+        return claim.jobs_run == 0
+    return now - claim.claimed_at < worklife
+
+
+def job_fits_claim(claim: Claim, job: ClassAd) -> bool:
+    """Whether ``job`` may run on ``claim``: same owner, and both ads' Requirements
+    accept each other."""
+    owner = job.evaluate("Owner") if "Owner" in job else None
+    return owner == claim.owner and symmetric_match(job, claim.slot_ad)
+
+
+def next_job_for(claim: Claim, idle_jobs: Iterable[tuple[JobId, ClassAd]]) -> JobId | None:
+    """The first of ``idle_jobs`` that fits ``claim``, or None."""
+    for job_id, ad in idle_jobs:
+        if job_fits_claim(claim, ad):
+            return job_id
+    return None
+
+
+class ClaimTable:
+    """The schedd's live claims by ClaimId and by the job running on each."""
+
+    def __init__(self) -> None:
+        self._claims: dict[str, Claim] = {}
+        self._by_job: dict[JobId, str] = {}
+
+    def add(self, claim: Claim) -> Claim:
+        """Remember a new claim.
+
+        Raises:
+            ValueError: a claim with that ClaimId is already held.
+        """
+        if claim.claim_id in self._claims:
+            raise ValueError(f"the claim on {claim.slot_name} is already held")
+        self._claims[claim.claim_id] = claim
+        if claim.job_id is not None:
+            self._by_job[claim.job_id] = claim.claim_id
+        return claim
+
+    def get(self, claim_id: str) -> Claim | None:
+        """The claim with ``claim_id``, or None."""
+        return self._claims.get(claim_id)
+
+    def for_job(self, job_id: JobId) -> Claim | None:
+        """The claim ``job_id`` runs on, or None."""
+        claim_id = self._by_job.get(job_id)
+        return self._claims.get(claim_id) if claim_id is not None else None
+
+    def assign(self, claim_id: str, job_id: JobId) -> Claim:
+        """Mark the claim busy with ``job_id``.
+
+        Raises:
+            KeyError: no such claim.
+            ValueError: the claim is busy with another job or released.
+        """
+        claim = self._claims[claim_id]
+        if claim.state is not ClaimState.IDLE:
+            raise ValueError(f"the claim on {claim.slot_name} is {claim.state.value}, not idle")
+        updated = attrs.evolve(claim, state=ClaimState.BUSY, job_id=job_id, jobs_run=claim.jobs_run + 1)
+        self._claims[claim_id] = updated
+        self._by_job[job_id] = claim_id
+        return updated
+
+    def job_done(self, claim_id: str) -> Claim | None:
+        """Mark the claim idle again once its job has ended; None if it is gone."""
+        claim = self._claims.get(claim_id)
+        if claim is None:
+            return None
+        if claim.job_id is not None:
+            self._by_job.pop(claim.job_id, None)
+        updated = attrs.evolve(claim, state=ClaimState.IDLE, job_id=None)
+        self._claims[claim_id] = updated
+        return updated
+
+    def remove(self, claim_id: str) -> Claim | None:
+        """Forget the claim (it was released or lost); returns it marked released."""
+        claim = self._claims.pop(claim_id, None)
+        if claim is None:
+            return None
+        if claim.job_id is not None:
+            self._by_job.pop(claim.job_id, None)
+        return attrs.evolve(claim, state=ClaimState.RELEASED)
+
+    def __iter__(self) -> Iterator[Claim]:
+        return iter(list(self._claims.values()))
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+
+__all__ = ["ClaimState", "Claim", "ClaimTable", "accepts_more_jobs", "job_fits_claim", "next_job_for",
+           "DEFAULT_CLAIM_WORKLIFE"]

@@ -1,0 +1,286 @@
+"""The schedd's execution side: answering the negotiator (resource requests and
+matches), claiming matched slots at their startds, starting a shadow per job,
+serving the starters' input, output and update routes, reusing a claim for the
+owner's next matching job (``CLAIM_WORKLIFE``) and releasing it when none is left.
+
+Built as ``Execution(service)`` from the schedd service, which gives ``queue``,
+``clock``, ``config``, ``record(transition)``, ``daemon_client(address)`` and
+``address``; any object with those will do (the tests use a small stand-in).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from twisted.application import service as app_service
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from classad import ClassAd
+from daemoncore.wire import schedd_routes, startd_routes
+from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+from daemoncore.wire.errors import BadRequest, NotFound
+from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
+from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_more_jobs, next_job_for
+from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, request_line, requests_for
+from schedd.states import JobId, JobStatus, Transition, job_id_of, status_of
+from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
+
+IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
+
+_log = Logger()
+
+
+def _default_run_blocking() -> Callable[..., Deferred]:
+    from twisted.internet.threads import deferToThread
+
+    return deferToThread
+
+
+def lease_seconds_for(job: ClassAd, override: float | None) -> float:
+    """The job's lease: its ``JobLeaseDuration`` (HTCondor's 2400 s when unset or
+    not positive), shortened to ``override`` (``SHADOW_LEASE_DURATION``) when given."""
+    value = job.evaluate("JobLeaseDuration") if "JobLeaseDuration" in job else None
+    lease = float(value) if type(value) in (int, float) and value > 0 else DEFAULT_LEASE_SECONDS
+    if override is not None and override > 0:
+        lease = min(lease, override)
+    return lease
+
+
+def _sinful(address: str) -> str:
+    return address if address.startswith("<") else f"<{address}>"
+
+
+def _job_id_param(request: ApiRequest) -> JobId:
+    try:
+        return JobId.parse(request.params["job_id"])
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+# Mutable: the schedd's live claims, shadows and pending requests.
+class Execution(app_service.Service):
+    """Runs the schedd's idle jobs on the slots the negotiator matches them to."""
+
+    name = "execution"
+
+    def __init__(self, schedd, run_blocking: Callable[..., Deferred] | None = None) -> None:
+        self.schedd = schedd
+        self.queue = schedd.queue
+        self.clock = schedd.clock
+        config = schedd.config
+        self.claim_worklife = config.param_float("CLAIM_WORKLIFE", DEFAULT_CLAIM_WORKLIFE)
+        self.lease_override = config.param_duration("SHADOW_LEASE_DURATION")
+        self.s3_endpoint_url = config.param("S3_ENDPOINT_URL")
+        self.staging_root = config.param("SPOOL")
+        self.extra_significant = config.param_list("ADD_SIGNIFICANT_ATTRIBUTES", [])
+        self._run_blocking = run_blocking or _default_run_blocking()
+        self.claims = ClaimTable()
+        self.shadows: dict[JobId, Shadow] = {}
+        self._starting: set[JobId] = set()  # matched, being claimed or activated
+        self._cancelled: set[JobId] = set()  # stopped by the schedd before their shadow began
+        self._requests: dict[str, tuple[str, ...]] = {}
+
+    # --- what the schedd service calls ---
+    def handlers(self) -> dict:
+        """The negotiator's and starters' routes, for the schedd's route table."""
+        return {
+            schedd_routes.RESOURCE_REQUESTS: self.resource_requests,
+            schedd_routes.MATCHES: self.matches,
+            schedd_routes.JOB_INPUT: self.job_input,
+            schedd_routes.JOB_OUTPUT: self.job_output,
+            schedd_routes.JOB_UPDATE: self.job_update,
+        }
+
+    def stop_job(self, job_id: JobId, reason: str) -> None:
+        """Stop a running job the user removed, held or vacated: its shadow finishes
+        the change in the queue and the startd is told to vacate it."""
+        shadow = self.shadows.get(job_id)
+        if shadow is not None:
+            shadow.stop(reason)
+        elif job_id in self._starting:
+            self._cancelled.add(job_id)
+
+    def stopService(self):
+        """Leave running jobs as they are (their leases carry them) and stop the timers."""
+        for shadow in list(self.shadows.values()):
+            shadow.shut_down()
+        return super().stopService()
+
+    # --- ShadowHost ---
+    def record(self, transition: Transition) -> None:
+        self.schedd.record(transition)
+
+    def run_blocking(self, function: Callable, *args: Any, **kwargs: Any) -> Deferred:
+        return self._run_blocking(function, *args, **kwargs)
+
+    def shadow_ended(self, shadow: Shadow, ending: Ending, reason: str) -> None:
+        """A job's shadow ended: reuse its claim for the owner's next job, or give it back."""
+        self.shadows.pop(shadow.job_id, None)
+        claim = self.claims.job_done(shadow.claim_id)
+        if claim is None:
+            return
+        if ending is Ending.VACATE:
+            self._vacate_then_release(claim, reason)
+        elif ending is Ending.RELEASE:
+            self._release(claim, reason)
+        else:
+            self._reuse_or_release(claim)
+
+    # --- negotiator routes ---
+    def resource_requests(self, request: ApiRequest) -> StreamReply:
+        """RESOURCE_REQUESTS: one request per autocluster of the submitter's idle jobs."""
+        body = request.json()
+        submitter = body.get("submitter")
+        owner = owner_of_submitter(submitter)
+        found = requests_for(self._free_idle_jobs(owner), submitter, _sinful(self.schedd.address),
+                             self.extra_significant)
+        prefix = f"{submitter}#"
+        for request_id in [key for key in self._requests if key.startswith(prefix)]:
+            del self._requests[request_id]
+        for each in found:
+            self._requests[each.request_id] = each.job_ids
+        return StreamReply(request_line(each) for each in found)
+
+    def matches(self, request: ApiRequest) -> JsonReply:
+        """MATCHES: pick a job for each match and start claiming its slot."""
+        accepted = 0
+        for match in parse_matches(request.json()):
+            candidates = (JobId.parse(text) for text in self._requests.get(match.request_id, ()))
+            job_id = pick_job(match, candidates, self._free_ad)
+            if job_id is None:
+                _log.info("match {request} for {slot}: no idle job left to run", request=match.request_id,
+                          slot=match.slot_name)
+                continue
+            self._starting.add(job_id)
+            accepted += 1
+            self._claim(match, job_id)
+        return JsonReply({"accepted": accepted})
+
+    # --- starter routes ---
+    def job_input(self, request: ApiRequest) -> Deferred:
+        """JOB_INPUT: the job's input tar stream."""
+        return self._shadow_for(request).input_reply()
+
+    def job_output(self, request: ApiRequest) -> Deferred:
+        """JOB_OUTPUT: the job's output tar stream, unpacked into its Iwd."""
+        shadow = self._shadow_for(request)
+        return shadow.receive_output(request.body).addCallback(JsonReply)
+
+    def job_update(self, request: ApiRequest) -> JsonReply:
+        """JOB_UPDATE: execute, usage, exit or evicted."""
+        shadow = self._shadow_for(request)
+        body = request.json()
+        return JsonReply(shadow.update(body.get("event"), body.get("attrs", {})))
+
+    def _shadow_for(self, request: ApiRequest) -> Shadow:
+        job_id = _job_id_param(request)
+        shadow = self.shadows.get(job_id)
+        if shadow is None:
+            raise NotFound(f"job {job_id} has no shadow here: it is not running from this schedd")
+        shadow.check_key(transfer_key_of(request))
+        return shadow
+
+    # --- claiming and activating ---
+    def _claim(self, match: Match, job_id: JobId) -> None:
+        ad = self._free_ad(job_id, starting_ok=True)
+        if ad is None:
+            self._starting.discard(job_id)
+            return
+        body = {"claim_id": match.claim_id, "job_ad": ad_to_json(ad), "schedd_address": _sinful(self.schedd.address)}
+        claiming = self._client(match.startd_address).call(startd_routes.CLAIM, body)
+        owner = ad.evaluate("Owner")
+        claiming.addCallback(self._claimed, match, job_id, owner)
+        claiming.addErrback(self._claim_failed, match, job_id)
+
+    def _claimed(self, answer: dict, match: Match, job_id: JobId, owner: str) -> None:
+        slot_ad = ad_from_json(answer.get("slot_ad") or ad_to_json(match.slot_ad), "CLAIM answer slot_ad")
+        claim = self.claims.add(Claim(
+            claim_id=str(answer.get("claim_id") or match.claim_id), slot_name=str(answer.get("slot_name") or match.slot_name),
+            startd_address=match.startd_address, owner=owner, slot_ad=slot_ad, claimed_at=self.clock.seconds()))
+        _log.info("claimed {slot} at {startd} for job {job}", slot=claim.slot_name, startd=claim.startd_address,
+                  job=job_id)
+        self._activate(claim, job_id)
+
+    def _claim_failed(self, failure, match: Match, job_id: JobId) -> None:
+        self._starting.discard(job_id)
+        self._cancelled.discard(job_id)
+        _log.warn("claiming {slot} at {startd} for job {job} failed: {why}", slot=match.slot_name,
+                  startd=match.startd_address, job=job_id, why=failure.getErrorMessage())
+
+    def _activate(self, claim: Claim, job_id: JobId) -> None:
+        """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE."""
+        ad = self._free_ad(job_id, starting_ok=True)
+        if ad is None or job_id in self._cancelled:
+            self._starting.discard(job_id)
+            self._cancelled.discard(job_id)
+            self._reuse_or_release(claim)
+            return
+        self._starting.add(job_id)
+        lease = lease_seconds_for(ad, self.lease_override)
+        key = secrets.token_urlsafe(32)
+        claim = self.claims.assign(claim.claim_id, job_id)
+        shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, lease,
+                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
+        self.shadows[job_id] = shadow
+        self._starting.discard(job_id)
+        job_ad = ad.copy()
+        job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
+        body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
+                "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
+        activating = self._client(claim.startd_address).call(startd_routes.ACTIVATE, body)
+        activating.addErrback(self._activate_failed, shadow)
+
+    def _activate_failed(self, failure, shadow: Shadow) -> None:
+        _log.warn("activating job {job} on {slot} failed: {why}", job=shadow.job_id, slot=shadow.slot_name,
+                  why=failure.getErrorMessage())
+        if self.shadows.get(shadow.job_id) is shadow:
+            shadow.abandon()
+
+    def _reuse_or_release(self, claim: Claim) -> None:
+        if accepts_more_jobs(claim, self.clock.seconds(), self.claim_worklife):
+            job_id = next_job_for(claim, self._free_idle_jobs(claim.owner))
+            if job_id is not None:
+                self._activate(claim, job_id)
+                return
+        self._release(claim, "no more idle jobs for this claim")
+
+    def _release(self, claim: Claim, reason: str) -> None:
+        released = self.claims.remove(claim.claim_id)
+        if released is None:
+            return
+        _log.info("releasing {slot} at {startd}: {why}", slot=claim.slot_name, startd=claim.startd_address, why=reason)
+        calling = self._client(claim.startd_address).call(startd_routes.RELEASE, {"claim_id": claim.claim_id})
+        calling.addErrback(lambda failure: _log.info("releasing {slot} failed: {why}", slot=claim.slot_name,
+                                                     why=failure.getErrorMessage()))
+
+    def _vacate_then_release(self, claim: Claim, reason: str) -> None:
+        body = {"claim_id": claim.claim_id, "reason": reason, "graceful": True}
+        calling = self._client(claim.startd_address).call(startd_routes.VACATE, body)
+        calling.addBoth(lambda _: self._release(claim, reason))
+
+    # --- the queue, seen from here ---
+    def _free_idle_jobs(self, owner: str) -> Iterator[tuple[JobId, ClassAd]]:
+        """The owner's idle jobs in queue order, leaving out those being started."""
+        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner):
+            job_id = job_id_of(ad)
+            if job_id not in self._starting and job_id not in self.shadows:
+                yield job_id, ad
+
+    def _free_ad(self, job_id: JobId, starting_ok: bool = False) -> ClassAd | None:
+        """The job's ad if it is idle and not already being started, else None."""
+        if job_id in self.shadows or (job_id in self._starting and not starting_ok):
+            return None
+        try:
+            ad = self.queue.get_job(job_id)
+        except KeyError:
+            return None
+        return ad if status_of(ad) is JobStatus.IDLE else None
+
+    def _client(self, address: str):
+        return self.schedd.daemon_client(address)
+
+
+__all__ = ["Execution", "lease_seconds_for", "IDLE_CONSTRAINT"]

@@ -1,0 +1,113 @@
+"""The schedd's side of negotiation: its idle jobs grouped into resource requests
+(one per autocluster, with a count and a representative ad), and the matches the
+negotiator sends back, checked and turned into (job, slot) pairs to claim.
+
+Pure logic over job ads; :mod:`schedd.execution` serves it and claims the slots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from attrs import field, frozen
+
+from classad import ClassAd
+from classad.matching import symmetric_match
+from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+from daemoncore.wire.errors import BadRequest
+from negotiator.autocluster import ResourceRequest, build_autoclusters, resource_requests, significant_attributes
+from schedd.states import JobId
+
+#: At most this many matches in one MATCHES request.
+MAX_MATCHES = 100_000
+
+
+def owner_of_submitter(submitter: str) -> str:
+    """The ``Owner`` of a submitter name ``alice@pool`` (the part before the last @).
+
+    Raises:
+        BadRequest: the name is empty or not a string.
+    """
+    if not isinstance(submitter, str) or not submitter.strip():
+        raise BadRequest(f"submitter must be a name such as \"alice@pool\", got {submitter!r}")
+    return submitter.rsplit("@", 1)[0] if "@" in submitter else submitter
+
+
+def requests_for(idle_jobs: Iterable[tuple[JobId, ClassAd]], submitter: str, schedd_address: str,
+                 extra_significant: Iterable[str] = ()) -> list[ResourceRequest]:
+    """One resource request per autocluster of ``idle_jobs`` (in queue order)."""
+    significant = significant_attributes((), extra=extra_significant)
+    clusters = build_autoclusters(((str(job_id), ad) for job_id, ad in idle_jobs), significant)
+    return resource_requests(clusters, submitter, schedd_address)
+
+
+def request_line(request: ResourceRequest) -> dict:
+    """A request as the negotiator reads it: ``{"request_id", "count", "ad"}``."""
+    return {"request_id": request.request_id, "count": request.count, "ad": ad_to_json(request.ad)}
+
+
+@frozen
+class Match:
+    """One match from the negotiator: a slot (with its ClaimId) for a request."""
+
+    request_id: str
+    job_id: JobId | None
+    slot_name: str
+    startd_address: str
+    claim_id: str = field(repr=False)
+    slot_ad: ClassAd = field(eq=False, repr=False)
+
+
+def _text(entry: Mapping, key: str, where: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value:
+        raise BadRequest(f"{where}.{key} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _job_id(entry: Mapping, where: str) -> JobId | None:
+    value = entry.get("job_id")
+    if value is None:
+        return None
+    try:
+        return JobId.parse(value) if isinstance(value, str) else JobId.parse(str(value))
+    except ValueError as exc:
+        raise BadRequest(f"{where}.job_id: {exc}") from None
+
+
+def parse_matches(body: Mapping) -> list[Match]:
+    """The matches of a MATCHES body ``{"matches": [...]}``.
+
+    Raises:
+        BadRequest: the body or one of its matches is malformed; the message names it.
+    """
+    entries = body.get("matches")
+    if not isinstance(entries, list):
+        raise BadRequest(f"matches must be a list of matches, got {type(entries).__name__}")
+    if len(entries) > MAX_MATCHES:
+        raise BadRequest(f"{len(entries)} matches is more than the {MAX_MATCHES} one request may carry")
+    found = []
+    for index, entry in enumerate(entries):
+        where = f"$.matches[{index}]"
+        if not isinstance(entry, dict):
+            raise BadRequest(f"{where} must be an object, got {type(entry).__name__}")
+        slot_ad = ad_from_json(entry.get("slot_ad"), f"{where}.slot_ad")
+        found.append(Match(_text(entry, "request_id", where), _job_id(entry, where),
+                           _text(entry, "slot_name", where), _text(entry, "startd_address", where),
+                           _text(entry, "claim_id", where), slot_ad))
+    return found
+
+
+def pick_job(match: Match, candidates: Iterable[JobId], is_free: Callable[[JobId], ClassAd | None]) -> JobId | None:
+    """The job to run on ``match``'s slot: the job the negotiator named if it is still
+    free, else the first free job of the request that matches the slot. ``is_free``
+    answers a job's ad when it is idle and not already being started, else None."""
+    ordered = ([match.job_id] if match.job_id is not None else []) + [c for c in candidates if c != match.job_id]
+    for job_id in ordered:
+        ad = is_free(job_id)
+        if ad is not None and symmetric_match(ad, match.slot_ad):
+            return job_id
+    return None
+
+
+__all__ = ["Match", "owner_of_submitter", "requests_for", "request_line", "parse_matches", "pick_job",
+           "MAX_MATCHES"]

@@ -1,0 +1,451 @@
+"""The shadow: the submit-side agent of one running job, living in the schedd.
+
+It holds the job's transfer key (the secret only the schedd and the claimed startd
+know), serves the job's input stream, turns the starter's reports (execute, usage,
+exit, evicted) into queue transitions and events, receives the job's output into
+its ``Iwd``, and keeps a lease: when the starter stays silent for the lease, the job
+goes back to Idle to run elsewhere.
+
+The first half of this module is pure: starter reports to job attributes. The
+``Shadow`` class below does the I/O through the host it is given (the schedd's
+execution side), so it runs on ``task.Clock`` with a synchronous thread stand-in.
+"""
+
+from __future__ import annotations
+
+import enum
+import hmac
+import io
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import attrs
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.logger import Logger
+
+from classad import ClassAd
+from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
+from daemoncore.wire.server import StreamReply
+from schedd import states
+from schedd.errors import InvalidTransitionError, JobNotFoundError
+from schedd.eventlog import Event, EventType, format_usage
+from schedd.states import ExitRecord, JobId, JobStatus, Transition, now_from
+from shadow.transfer import TransferError, input_attributes, output_attributes, receive_output, send_input
+
+#: HTCondor's default ``JobLeaseDuration`` (40 minutes).
+DEFAULT_LEASE_SECONDS = 2400.0
+#: The usage attributes a starter reports, with the type each must have.
+USAGE_ATTRIBUTES = {"RemoteUserCpu": float, "RemoteSysCpu": float, "ImageSize": int,
+                    "ResidentSetSize": int, "MemoryUsage": int}
+UPDATE_EVENTS = ("execute", "usage", "exit", "evicted")
+
+_log = Logger()
+
+
+# --- pure: starter reports to job attributes ---------------------------------------
+
+def _number(attrs_: Mapping[str, Any], name: str, kind: type) -> int | float | None:
+    value = attrs_.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRequest(f"attrs.{name} must be a number, got {value!r}")
+    return int(value) if kind is int else float(value)
+
+
+def usage_of(attrs_: Mapping[str, Any]) -> dict[str, int | float]:
+    """The usage attributes in a report, checked and typed (absent ones left out).
+
+    Raises:
+        BadRequest: one of them is not a number.
+    """
+    found = {}
+    for name, kind in USAGE_ATTRIBUTES.items():
+        value = _number(attrs_, name, kind)
+        if value is not None:
+            found[name] = value
+    return found
+
+
+def exit_record_of(attrs_: Mapping[str, Any]) -> ExitRecord:
+    """The exit a starter reported: ``ExitBySignal`` with ``ExitSignal``, else ``ExitCode``.
+
+    Raises:
+        BadRequest: the attributes do not describe an exit.
+    """
+    by_signal = attrs_.get("ExitBySignal", False)
+    if not isinstance(by_signal, bool):
+        raise BadRequest(f"attrs.ExitBySignal must be true or false, got {by_signal!r}")
+    if by_signal:
+        signal = _number(attrs_, "ExitSignal", int)
+        if signal is None:
+            raise BadRequest("attrs.ExitSignal is required when ExitBySignal is true")
+        return ExitRecord(exit_by_signal=True, exit_signal=signal)
+    code = _number(attrs_, "ExitCode", int)
+    if code is None:
+        raise BadRequest("attrs.ExitCode is required when ExitBySignal is false")
+    return ExitRecord(exit_code=code)
+
+
+def _int_attr(ad: ClassAd, name: str) -> int:
+    value = ad.evaluate(name) if name in ad else None
+    return value if type(value) is int else 0
+
+
+def _real_attr(ad: ClassAd, name: str) -> float:
+    value = ad.evaluate(name) if name in ad else None
+    return float(value) if type(value) in (int, float) else 0.0
+
+
+def record_usage(ad: ClassAd, usage: Mapping[str, int | float], clock) -> Transition:
+    """A queue change writing ``usage`` on a running job, with a 006 Image size event
+    when ``ImageSize`` grew."""
+    job_id = states.job_id_of(ad)
+    event = None
+    size = usage.get("ImageSize")
+    if size is not None and size > _int_attr(ad, "ImageSize"):
+        details = {"Size": int(size)}
+        details.update({k: usage[k] for k in ("MemoryUsage", "ResidentSetSize") if k in usage})
+        event = Event(EventType.IMAGE_SIZE, job_id.cluster, job_id.proc, now_from(clock), details)
+    return Transition(job_id, dict(usage), event)
+
+
+def record_run(ad: ClassAd, usage: Mapping[str, int | float], wall_seconds: float | None, clock) -> Transition:
+    """A queue change writing a finished run's usage and adding its wall-clock time
+    (reported, or since ``JobCurrentStartDate``) to ``RemoteWallClockTime``."""
+    if wall_seconds is None:
+        started = _int_attr(ad, "JobCurrentStartDate")
+        wall_seconds = max(0, now_from(clock) - started) if started else 0.0
+    changes: dict[str, Any] = dict(usage)
+    changes["RemoteWallClockTime"] = _real_attr(ad, "RemoteWallClockTime") + float(wall_seconds)
+    changes["LastRemoteWallClockTime"] = float(wall_seconds)
+    changes["CumulativeRemoteUserCpu"] = _real_attr(ad, "CumulativeRemoteUserCpu") + usage.get("RemoteUserCpu", 0)
+    changes["CumulativeRemoteSysCpu"] = _real_attr(ad, "CumulativeRemoteSysCpu") + usage.get("RemoteSysCpu", 0)
+    return Transition(states.job_id_of(ad), changes)
+
+
+def started_on(ad: ClassAd, execute_host: str, clock, slot_name: str | None = None) -> Transition:
+    """:func:`schedd.states.start`, also counting the shadow's start
+    (``NumShadowStarts``, ``JobRunCount``)."""
+    result = states.start(ad, execute_host, clock, slot_name=slot_name)
+    changes = dict(result.changes)
+    changes["NumShadowStarts"] = _int_attr(ad, "NumShadowStarts") + 1
+    changes["JobRunCount"] = _int_attr(ad, "JobRunCount") + 1
+    return attrs.evolve(result, changes=changes)
+
+
+def added_counts(ad: ClassAd, counts: Mapping[str, int], clock) -> Transition:
+    """A queue change adding ``counts`` (``BytesSent``, ``BytesRecvd``) to the job's
+    totals; other numbers (``TransferInputSizeMB``) are set as given."""
+    changes = {name: (_int_attr(ad, name) + value if name.startswith("Bytes") else value)
+               for name, value in counts.items()}
+    return Transition(states.job_id_of(ad), changes)
+
+
+def terminated_event(event: Event, ad: ClassAd, usage: Mapping[str, int | float]) -> Event:
+    """The 005 event with the run's usage, bytes and resource table filled in."""
+    details = dict(event.attributes)
+    user, system = usage.get("RemoteUserCpu", 0.0), usage.get("RemoteSysCpu", 0.0)
+    details["RunRemoteUsage"] = format_usage(user, system)
+    details["TotalRemoteUsage"] = format_usage(_real_attr(ad, "CumulativeRemoteUserCpu"),
+                                               _real_attr(ad, "CumulativeRemoteSysCpu"))
+    details["SentBytes"] = _int_attr(ad, "BytesRecvd")
+    details["ReceivedBytes"] = _int_attr(ad, "BytesSent")
+    details["TotalSentBytes"] = _int_attr(ad, "BytesRecvd")
+    details["TotalReceivedBytes"] = _int_attr(ad, "BytesSent")
+    for stem in ("Cpus", "Disk", "Memory", "GPUs"):
+        if "Request" + stem in ad:
+            value = ad.evaluate("Request" + stem)
+            if type(value) in (int, float):
+                details["Request" + stem] = value
+    if "MemoryUsage" in usage:
+        details["MemoryUsage"] = usage["MemoryUsage"]
+    return attrs.evolve(event, attributes=details)
+
+
+# --- the shadow of one job ---------------------------------------------------------
+
+class Ending(enum.Enum):
+    """How a shadow ended, which says what becomes of its claim."""
+
+    REUSE = "reuse"  # the job ended normally: the claim may run the next job
+    RELEASE = "release"  # give the claim back to the startd
+    VACATE = "vacate"  # stop the job at the startd, then give the claim back
+
+
+class ShadowHost(Protocol):
+    """What a shadow needs from the schedd: the queue, the clock, recording
+    transitions, running blocking work, and being told when the shadow ends."""
+
+    queue: Any
+    clock: Any
+
+    def record(self, transition: Transition) -> None: ...
+
+    def run_blocking(self, function: Callable, *args: Any, **kwargs: Any) -> Deferred: ...
+
+    def shadow_ended(self, shadow: "Shadow", ending: Ending, reason: str) -> None: ...
+
+
+# Mutable: one running job's agent, from activation until its exit, eviction or stop.
+class Shadow:
+    """The agent of job ``job_id`` running on ``slot_name`` at ``startd_address``."""
+
+    def __init__(self, host: ShadowHost, job_id: JobId, claim_id: str, startd_address: str, slot_name: str,
+                 transfer_key: str, lease_seconds: float = DEFAULT_LEASE_SECONDS, *,
+                 s3_endpoint_url: str | None = None, staging_root: str | None = None) -> None:
+        self.host = host
+        self.job_id = job_id
+        self._claim_id = claim_id
+        self.startd_address = startd_address
+        self.slot_name = slot_name
+        self._transfer_key = transfer_key
+        self.lease_seconds = lease_seconds
+        self.s3_endpoint_url = s3_endpoint_url
+        self.staging_root = staging_root
+        self.ended = False
+        self._usage: dict[str, int | float] = {}
+        self._lease_call = host.clock.callLater(lease_seconds, self._lease_expired)
+
+    def __repr__(self) -> str:
+        return f"Shadow(job={self.job_id}, slot={self.slot_name!r}, startd={self.startd_address!r})"
+
+    @property
+    def claim_id(self) -> str:
+        return self._claim_id
+
+    # --- checks ---
+    def check_key(self, presented: str | None) -> None:
+        """Refuse a request that does not carry this job's transfer key.
+
+        Raises:
+            Forbidden: the key is missing or wrong.
+        """
+        if not presented or not hmac.compare_digest(presented.encode(), self._transfer_key.encode()):
+            raise Forbidden(f"the transfer key for job {self.job_id} is missing or wrong")
+
+    def heard_from_starter(self) -> None:
+        """Renew the lease: the starter is alive."""
+        if not self.ended and self._lease_call.active():
+            self._lease_call.reset(self.lease_seconds)
+
+    # --- input ---
+    def input_reply(self) -> Deferred:
+        """Fire with a stream of the job's input tar; a missing input holds the job
+        (code 13) and fails with Conflict so the starter gives up."""
+        self.heard_from_starter()
+        ad = self._job_ad()
+        sending = self.host.run_blocking(send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
+        sending.addCallbacks(lambda sent: StreamReply(self._input_chunks(sent.stream)),
+                             self._transfer_failed, errbackArgs=("input",))
+        return sending
+
+    def _input_chunks(self, stream):
+        yield from stream
+        if not self.ended:
+            self._quietly(self.host.queue.transition, self.job_id, added_counts, input_attributes(stream.stats))
+
+    # --- output ---
+    def receive_output(self, body: bytes) -> Deferred:
+        """Unpack the output tar ``body`` into the job's ``Iwd`` (with remaps) and fire
+        with ``{"files", "bytes"}``; a failure holds the job (code 12) and fails with Conflict."""
+        self.heard_from_starter()
+        ad = self._job_ad()
+        receiving = self.host.run_blocking(self._unpack_output, body, ad)
+        receiving.addCallbacks(self._output_received, self._transfer_failed, errbackArgs=("output",))
+        return receiving
+
+    def _unpack_output(self, body: bytes, ad: ClassAd):
+        if self.staging_root:
+            os.makedirs(self.staging_root, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=f"output-{self.job_id}-", dir=self.staging_root) as staging:
+            return receive_output(io.BytesIO(body), ad, staging, s3_endpoint_url=self.s3_endpoint_url)
+
+    def _output_received(self, stats) -> dict:
+        if not self.ended:
+            self._quietly(self.host.queue.transition, self.job_id, added_counts, output_attributes(stats))
+        return {"files": stats.files, "bytes": stats.bytes}
+
+    def _transfer_failed(self, failure, direction: str):
+        failure.trap(TransferError)
+        error = failure.value
+        _log.warn("job {job}: {direction} transfer failed: {why}", job=self.job_id, direction=direction, why=error)
+        if not self.ended:
+            hold = error.hold_attributes()
+            self._apply(states.hold, hold["HoldReason"], code=hold["HoldReasonCode"],
+                        subcode=hold["HoldReasonSubCode"])
+            self._end(Ending.VACATE if direction == "input" else Ending.REUSE, f"{direction} transfer failed")
+        raise Conflict(f"job {self.job_id} is held: {error.hold_reason}")
+
+    # --- updates ---
+    def update(self, event: str, attrs_: Mapping[str, Any]) -> dict:
+        """Apply one report from the starter; answers what the job became.
+
+        Raises:
+            BadRequest: an unknown event or malformed attributes.
+            Conflict: the job is no longer in a state the report applies to; the shadow ends.
+        """
+        if event not in UPDATE_EVENTS:
+            raise BadRequest(f"event must be one of {', '.join(UPDATE_EVENTS)}, got {event!r}")
+        if not isinstance(attrs_, Mapping):
+            raise BadRequest(f"attrs must be an object, got {type(attrs_).__name__}")
+        self.heard_from_starter()
+        if event == "execute":
+            self._execute()
+        elif event == "usage":
+            self._record_usage(usage_of(attrs_))
+        elif event == "exit":
+            return self._exited(attrs_)
+        else:
+            self._evicted(str(attrs_.get("Reason") or "the startd evicted the job"))
+        return {"job_status": int(self._status())}
+
+    def _execute(self) -> None:
+        if self._status() is JobStatus.RUNNING:
+            return
+        self._apply(started_on, self.startd_address, slot_name=self.slot_name)
+
+    def _record_usage(self, usage: dict) -> None:
+        self._usage.update(usage)
+        if usage:
+            self._apply(record_usage, usage)
+
+    def _exited(self, attrs_: Mapping[str, Any]) -> dict:
+        exit = exit_record_of(attrs_)
+        self._usage.update(usage_of(attrs_))
+        wall = _number(attrs_, "RemoteWallClockTime", float)
+        if self._status() is JobStatus.IDLE:
+            self._execute()
+        self._apply(record_run, dict(self._usage), wall, quiet=True)
+        ad = self._job_ad_or_none()
+        try:
+            decision, result = self.host.queue.job_exited(self.job_id, exit)
+        except (InvalidTransitionError, JobNotFoundError) as exc:
+            self._end(Ending.REUSE, "the job exited")
+            raise Conflict(f"job {self.job_id} exit not recorded: {exc}") from None
+        if result.event is not None and result.event.type == EventType.JOB_TERMINATED and ad is not None:
+            result = attrs.evolve(result, event=terminated_event(result.event, ad, self._usage))
+        self.host.record(attrs.evolve(result, stop_shadow=False))
+        self._end(Ending.REUSE, "the job exited")
+        return {"job_status": int(result.changes.get("JobStatus", 0)), "decision": decision.action.value}
+
+    def _evicted(self, reason: str) -> None:
+        if self._status() in states.ACTIVE:
+            self._apply(lambda ad, clock: states.vacate(ad, clock))
+        self._end(Ending.RELEASE, reason)
+
+    # --- lease and stopping ---
+    def _lease_expired(self) -> None:
+        if self.ended:
+            return
+        _log.warn("job {job}: no word from the starter at {startd} for {lease} s; requeueing it",
+                  job=self.job_id, startd=self.startd_address, lease=self.lease_seconds)
+        try:
+            if self._status() in states.ACTIVE:
+                self._apply(lambda ad, clock: states.vacate(ad, clock))
+        except Exception:  # the lease must end the shadow whatever the queue says
+            _log.failure("job {job}: requeueing after the lease expired failed", job=self.job_id)
+        self._end(Ending.RELEASE, f"job lease of {self.lease_seconds:g} s expired")
+
+    def stop(self, reason: str) -> None:
+        """The schedd stopped the job (removed, held or vacated by a user): finish the
+        removal in the queue and end, asking for the job to be vacated at the startd."""
+        if self.ended:
+            return
+        try:
+            status = self._status()
+            if status is JobStatus.REMOVED:
+                self._apply(lambda ad, clock: states.removal_done(ad, clock))
+            else:
+                self._apply(_off_machine)
+        except Exception:
+            _log.failure("job {job}: finishing the stop failed", job=self.job_id)
+        self._end(Ending.VACATE, reason)
+
+    def abandon(self) -> None:
+        """End without touching the queue (activation failed; the job never started)."""
+        if not self.ended:
+            self._end(Ending.RELEASE, "activation failed")
+
+    def shut_down(self) -> None:
+        """The schedd is stopping: drop the lease timer and leave the job as it is."""
+        self.ended = True
+        if self._lease_call.active():
+            self._lease_call.cancel()
+
+    def _end(self, ending: Ending, reason: str) -> None:
+        if self.ended:
+            return
+        self.shut_down()
+        self.host.shadow_ended(self, ending, reason)
+
+    # --- queue access ---
+    def _job_ad(self) -> ClassAd:
+        ad = self._job_ad_or_none()
+        if ad is None:
+            self._end(Ending.VACATE, "the job left the queue")
+            raise Conflict(f"job {self.job_id} is no longer in the queue")
+        return ad
+
+    def _job_ad_or_none(self) -> ClassAd | None:
+        try:
+            return self.host.queue.get_job(self.job_id)
+        except JobNotFoundError:
+            return None
+
+    def _status(self) -> JobStatus:
+        return states.status_of(self._job_ad())
+
+    def _apply(self, make: Callable, *args: Any, quiet: bool = False, **kwargs: Any) -> None:
+        """Apply one queue change and record its event; a change that no longer fits
+        the job's state ends the shadow with Conflict (unless ``quiet``)."""
+        try:
+            result = self.host.queue.transition(self.job_id, make, *args, **kwargs)
+        except (InvalidTransitionError, JobNotFoundError) as exc:
+            if quiet:
+                return
+            self._end(Ending.VACATE, str(exc))
+            raise Conflict(f"job {self.job_id}: {exc}") from None
+        self.host.record(attrs.evolve(result, stop_shadow=False))
+
+    def _quietly(self, function: Callable, *args: Any) -> None:
+        try:
+            function(*args)
+        except (InvalidTransitionError, JobNotFoundError):
+            pass
+
+
+def _off_machine(ad: ClassAd, clock) -> Transition:
+    """The job's shadow is gone: ``RemoteHost`` becomes ``LastRemoteHost``."""
+    host = ad.evaluate("RemoteHost") if "RemoteHost" in ad else None
+    changes: dict[str, Any] = {}
+    if type(host) is str:
+        changes = {"RemoteHost": states.DELETE, "LastRemoteHost": host}
+    return Transition(states.job_id_of(ad), changes)
+
+
+def transfer_key_of(request) -> str | None:
+    """The transfer key a starter presented: the ``X-Roost-Transfer-Key`` header when
+    the request carries headers, else the ``transfer_key`` query argument."""
+    from daemoncore.wire.schedd_routes import TRANSFER_KEY_HEADER
+
+    headers = getattr(request, "headers", None)
+    if headers:
+        for name, value in headers.items():
+            if name.lower() == TRANSFER_KEY_HEADER.lower():
+                return value[0] if isinstance(value, (list, tuple)) else value
+    values = (request.query or {}).get("transfer_key")
+    return values[0] if values else None
+
+
+def maybe_call(function: Callable, *args: Any, **kwargs: Any) -> Deferred:
+    """Run ``function`` now and wrap its result in a Deferred: the synchronous stand-in
+    for ``deferToThread`` that unit tests on ``task.Clock`` use."""
+    return maybeDeferred(function, *args, **kwargs)
+
+
+__all__ = ["Shadow", "ShadowHost", "Ending", "DEFAULT_LEASE_SECONDS", "usage_of", "exit_record_of",
+           "record_usage", "record_run", "started_on", "added_counts", "terminated_event",
+           "transfer_key_of", "maybe_call"]
