@@ -60,13 +60,29 @@ def _each_ad(ctx, args):
     return [(ctx.frame_for(ad) if _ads_in(ad) else None, ad) for ad in ads]
 
 
+def _per_ad_expression(ctx, thunk):
+    """What to evaluate in each ad: when the first argument names an attribute of the
+    calling ad (``MY.RequireGPUs``), that attribute's expression, else the argument."""
+    from classad.evaluate import compile_expr, find_entry
+
+    node = thunk.node
+    if type(node) is e.Select and type(node.base) is e.AttrRef and node.base.name.lower() == "my":
+        name = node.name
+    elif type(node) is e.AttrRef and not node.absolute:
+        name = node.name
+    else:
+        return thunk
+    entry, _ = find_entry(ctx.scope, name.lower())
+    return thunk if entry is None else compile_expr(entry.expr)
+
+
 @builtin("evalInEachContext", 2, lazy=True)
 def eval_in_each_context(ctx, args):
     """The first argument evaluated with each ad of the list as its scope."""
     frames = _each_ad(ctx, args)
     if type(frames) is not list:
         return frames
-    expr = args[0]
+    expr = _per_ad_expression(ctx, args[0])
     return [expr(frame) if frame is not None else (UNDEFINED if ad is UNDEFINED else ERROR)
             for frame, ad in frames]
 
@@ -77,7 +93,7 @@ def count_matches(ctx, args):
     frames = _each_ad(ctx, args)
     if type(frames) is not list:
         return frames
-    expr = args[0]
+    expr = _per_ad_expression(ctx, args[0])
     return sum(1 for frame, _ in frames if frame is not None and ops.truth(expr(frame)) is True)
 
 

@@ -60,9 +60,6 @@ def test_card_ads_can_be_counted_by_their_properties(machine, clock):
     assert classad.ExprTree("countMatches(Capability >= 9.0, MY.AvailableGPUs)").eval(ad) == 0
 
 
-@pytest.mark.xfail(reason="classad's countMatches does not yet dereference an attribute "
-                          "named as its first argument (HTCondor evaluates RequireGPUs' "
-                          "expression in each card's context)", strict=True)
 def test_submit_gpu_clause_counts_cards_meeting_require_gpus(machine, clock):
     """The clause condor_submit writes, countMatches(MY.RequireGPUs, TARGET.AvailableGPUs), counts cards."""
     ad = table_for(machine, clock).public_ads()[0]
