@@ -1,0 +1,145 @@
+"""What a submit request becomes before it reaches the queue: a submit description
+(with optional item data and count) expanded into one cluster ad plus each proc's
+differences, or ads sent already expanded; either way the Owner is the submitting
+user's, whatever the ads said."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from classad import ClassAd
+from classad.expr import Literal
+from classad.values import UNDEFINED
+from schedd.submit import SubmitOptions, expand, host_predefined, parse_description
+from schedd.submit.cluster import DELETED, ExpandedCluster
+from schedd.submit.jobs import classad_node
+
+#: At most this many procs in one submit request.
+MAX_PROCS_PER_SUBMIT = 1_000_000
+
+
+class IntakeError(ValueError):
+    """A submit request cannot become jobs; the message says what to fix."""
+
+
+@attrs.frozen
+class ClusterToStore:
+    """One cluster ready for :meth:`schedd.queue.JobQueue.submit_cluster`."""
+
+    cluster_ad: ClassAd
+    proc_ads: tuple[ClassAd, ...]
+
+
+def items_queue_args(itemdata: Sequence[Mapping[str, str] | str], count: int) -> str:
+    """The arguments of a ``queue`` statement giving ``itemdata``: ``N vars from ( ... )``
+    with one line per item (a plain string item is the ``Item`` variable).
+
+    Raises:
+        IntakeError: items are neither all strings nor all objects with the same keys.
+    """
+    if all(isinstance(item, str) for item in itemdata):
+        lines = [_one_line(item, index) for index, item in enumerate(itemdata)]
+        variables = ""
+    elif all(isinstance(item, Mapping) for item in itemdata):
+        names = list(itemdata[0])
+        for index, item in enumerate(itemdata):
+            if set(item) != set(names):
+                raise IntakeError(f"$.itemdata[{index}]: has keys {sorted(item)}, but item 0 has {sorted(names)}; "
+                                  f"every item must name the same variables")
+        lines = [", ".join(_one_line(str(item[name]), index) for name in names) for index, item in enumerate(itemdata)]
+        variables = ",".join(names)
+    else:
+        raise IntakeError("$.itemdata: give a list of strings or a list of objects of variable values, not a mix")
+    head = " ".join(part for part in (str(count) if count > 0 else "", variables) if part)
+    body = "\n".join(lines)
+    return f"{head} from (\n{body}\n)".lstrip()
+
+
+def _one_line(text: str, index: int) -> str:
+    if "\n" in text or ")" == text.strip():
+        raise IntakeError(f"$.itemdata[{index}]: an item value cannot hold a newline or be a lone ')'")
+    return text
+
+
+def with_queue_args(description: str, queue_args: str) -> str:
+    """``description`` with its queue statements replaced by one with ``queue_args``."""
+    kept = [line for line in description.splitlines() if not _is_queue_line(line)]
+    return "\n".join(kept) + f"\nqueue {queue_args}\n"
+
+
+def _is_queue_line(line: str) -> bool:
+    word = line.strip().split(None, 1)
+    return bool(word) and word[0].lower() == "queue"
+
+
+def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now: int,
+                       environ: Mapping[str, str]) -> ClusterToStore:
+    """The one cluster a submit description makes (every queue statement's procs
+    numbered on from the one before), for ``owner`` submitting from ``iwd``.
+
+    Raises:
+        SubmitError: the description is wrong (the message names the line).
+        IntakeError: it makes no procs, or too many.
+    """
+    description = parse_description(text, cwd=iwd, predefined=host_predefined())
+    options = SubmitOptions(cluster_id=cluster_id, proc_id=0, qdate=now, owner=owner, cwd=iwd,
+                            environ=dict(environ))
+    expanded = [cluster for cluster in expand(description, options) if cluster.procs]
+    total = sum(len(cluster.procs) for cluster in expanded)
+    if total == 0:
+        raise IntakeError("the submit description queues no jobs (a queue statement with a count of 0 or no items)")
+    if total > MAX_PROCS_PER_SUBMIT:
+        raise IntakeError(f"the submit description queues {total} jobs, more than the {MAX_PROCS_PER_SUBMIT} "
+                          f"one submit may hold; split it")
+    return _one_cluster(expanded)
+
+
+def _node(value: object):
+    return Literal(UNDEFINED) if value is DELETED else classad_node(value)
+
+
+def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
+    """Merge every queue statement's expansion into one cluster: the first
+    statement's common attributes are the cluster's; later statements' procs carry
+    whatever differs from them."""
+    first = expanded[0]
+    common_values = {key: value for key, (_, value) in first.cluster.items()}
+    cluster_ad = ClassAd.from_entries((name, classad_node(value)) for name, value in first.cluster.values())
+    procs = [ClassAd.from_entries((name, _node(value)) for name, value in diff.values()) for diff in first.procs]
+    for later in expanded[1:]:
+        for index in range(len(later.procs)):
+            whole = later.proc_attrs(index)
+            differs = [(name, _node(value)) for key, (name, value) in whole.items()
+                       if key != "clusterid" and (key not in common_values or common_values[key] != value)]
+            missing = [(name, Literal(UNDEFINED)) for key, (name, _) in first.cluster.items() if key not in whole]
+            procs.append(ClassAd.from_entries(differs + missing))
+    return ClusterToStore(cluster_ad, tuple(procs))
+
+
+def owned_by(cluster: ClusterToStore, owner: str) -> ClusterToStore:
+    """``cluster`` with ``Owner`` set to ``owner`` on the cluster ad and no proc
+    claiming another."""
+    cluster_ad = cluster.cluster_ad.copy()
+    cluster_ad["Owner"] = owner
+    procs = tuple(proc if "Owner" not in proc else _without(proc, "Owner") for proc in cluster.proc_ads)
+    return ClusterToStore(cluster_ad, procs)
+
+
+def _without(ad: ClassAd, name: str) -> ClassAd:
+    copy = ad.copy()
+    del copy[name]
+    return copy
+
+
+def checked_iwd(iwd: object) -> str:
+    """The submit directory a request names: an absolute path.
+
+    Raises:
+        IntakeError: missing, not a string, or relative.
+    """
+    if not isinstance(iwd, str) or not os.path.isabs(iwd):
+        raise IntakeError(f"$.iwd: the submit directory must be an absolute path, got {iwd!r}")
+    return iwd

@@ -1,0 +1,242 @@
+"""The schedd's user routes: submit, query, act, edit and history. Each checks its
+input (a 400 saying what to fix), applies the caller's rights (a WRITE identity
+touches only its own jobs, an ADMINISTRATOR any; a refusal is a 403 that changed
+nothing), and runs one queue transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from daemoncore.security import AuthorizationLevel
+from daemoncore.wire import schedd_routes as api
+from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
+from daemoncore.wire.request_body import reject_unknown, take, take_list_of
+from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
+
+from classad import quote as quote_string
+from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
+                           NotOwnerError, ProtectedAttributeError)
+from schedd.intake import (ClusterToStore, IntakeError, checked_iwd, expand_description, items_queue_args,
+                           owned_by, with_queue_args)
+from schedd.jobwire import WireAdError, job_from_wire, job_to_wire
+from schedd.queue import JobAction, JobSelection
+from schedd.queue.constraint import compile_constraint
+from schedd.states import JobId, now_from
+from schedd.submit import SubmitError
+
+#: HTCondor's action names, as the bindings send them, and what each does here.
+ACTIONS = {
+    "Hold": JobAction.Hold, "Release": JobAction.Release, "Remove": JobAction.Remove,
+    "RemoveX": JobAction.Remove, "Vacate": JobAction.Vacate, "VacateFast": JobAction.Vacate,
+}
+MAX_REASON_CHARS = 4096
+
+
+class ScheddRoutes:
+    """Binds the user routes to one schedd service (its queue, clock and event log)."""
+
+    def __init__(self, service) -> None:
+        self._service = service
+
+    def handlers(self) -> dict:
+        """The route table for ``ApiResource``."""
+        return {api.SUBMIT: self.submit, api.QUERY: self.query, api.ACT: self.act,
+                api.EDIT: self.edit, api.HISTORY: self.history}
+
+    # --- submit -------------------------------------------------------------
+    def submit(self, request: ApiRequest) -> JsonReply:
+        """Store one cluster from a description or from expanded ads; answer its id."""
+        owner = request.identity.user
+        body = request.json()
+        queue = self._service.queue
+        if "description" in body:
+            reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue"})
+            cluster_id = queue.db.peek_cluster_id()
+            cluster = self._expanded(body, owner, cluster_id)
+        elif "cluster_ad" in body:
+            reject_unknown(body, {"cluster_ad", "proc_ads"})
+            cluster_id = None
+            cluster = _from_ads(body)
+        else:
+            raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
+        cluster = owned_by(cluster, owner)
+        try:
+            stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
+        except BadJobAdError as exc:
+            raise BadRequest(str(exc)) from None
+        if cluster_id is not None and stored != cluster_id:
+            raise RuntimeError(f"cluster {stored} stored where {cluster_id} was expanded")
+        self._service.submitted(stored, len(cluster.proc_ads))
+        cluster_ad = queue.get_job(JobId(stored, 0))
+        return JsonReply({"cluster": stored, "first_proc": 0, "num_procs": len(cluster.proc_ads),
+                          "cluster_ad": job_to_wire(cluster_ad)})
+
+    def _expanded(self, body: dict, owner: str, cluster_id: int) -> ClusterToStore:
+        text = take(body, "description", str)
+        iwd = _bad_request(checked_iwd, body.get("iwd"))
+        count = take(body, "count", int, 0)
+        if count < 0:
+            raise BadRequest(f"$.count: must be 0 or more, got {count}")
+        itemdata = take(body, "itemdata", list, None)
+        queue_args = take(body, "queue", str, None)
+        environ = take(body, "environ", dict, None) or {}
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items()):
+            raise BadRequest("$.environ: must map variable names to string values")
+        if itemdata is not None:
+            text = with_queue_args(text, _bad_request(items_queue_args, itemdata, count))
+        elif queue_args is not None:
+            text = with_queue_args(text, queue_args)
+        elif count > 0:
+            text = with_queue_args(text, str(count))
+        try:
+            return expand_description(text, cluster_id=cluster_id, owner=owner, iwd=iwd,
+                                      now=now_from(self._service.clock), environ=environ)
+        except SubmitError as exc:
+            raise BadRequest(f"submit description: {exc}") from None
+        except IntakeError as exc:
+            raise BadRequest(str(exc)) from None
+
+    # --- query --------------------------------------------------------------
+    def query(self, request: ApiRequest) -> StreamReply:
+        """Stream the matching job ads, projected, as NDJSON."""
+        body = request.json()
+        reject_unknown(body, {"constraint", "projection", "limit"})
+        constraint = take(body, "constraint", str, "true")
+        projection = take_list_of(body, "projection", str, [])
+        limit = _limit(take(body, "limit", int, -1), "limit")
+        try:
+            found = self._service.queue.query(constraint, projection, limit)
+        except BadConstraintError as exc:
+            raise BadRequest(f"$.constraint: {exc}") from None
+        return StreamReply(_wire_ads(found))
+
+    def history(self, request: ApiRequest) -> StreamReply:
+        """Stream finished jobs, newest first, as NDJSON."""
+        body = request.json()
+        reject_unknown(body, {"constraint", "projection", "match", "since"})
+        constraint = take(body, "constraint", str, "true")
+        projection = take_list_of(body, "projection", str, [])
+        match = _limit(take(body, "match", int, -1), "match")
+        since = take(body, "since", str, None)
+        try:
+            found = self._service.queue.history.query(constraint, projection, match, since)
+        except (BadConstraintError, ValueError) as exc:
+            raise BadRequest(f"$.constraint or $.since: {exc}") from None
+        return StreamReply(_wire_ads(found))
+
+    # --- act and edit ---------------------------------------------------------
+    def act(self, request: ApiRequest) -> JsonReply:
+        """Hold, release, remove or vacate jobs by id or constraint, with a reason."""
+        body = request.json()
+        reject_unknown(body, {"action", "ids", "constraint", "reason"})
+        name = take(body, "action", str)
+        if name not in ACTIONS:
+            raise BadRequest(f"$.action: {name!r} is not one of {', '.join(ACTIONS)}")
+        reason = take(body, "reason", str, None)
+        if reason is not None and len(reason) > MAX_REASON_CHARS:
+            raise BadRequest(f"$.reason: {len(reason)} characters is more than the {MAX_REASON_CHARS} allowed")
+        actor = _actor(request)
+        selection = _selection(body, actor)
+        self._service.remember_logs()
+        try:
+            result = self._service.queue.act(ACTIONS[name], selection, reason or None, actor=actor)
+        except NotOwnerError as exc:
+            raise Forbidden(str(exc)) from None
+        except JobNotFoundError as exc:
+            raise NotFound(f"{exc}; nothing was changed") from None
+        except InvalidTransitionError as exc:
+            raise Conflict(f"{exc}; nothing was changed") from None
+        except BadConstraintError as exc:
+            raise BadRequest(f"$.constraint: {exc}") from None
+        for transition in result.transitions:
+            self._service.record(transition)
+        self._service.queue_changed()
+        refused = [{"id": str(job_id), "reason": why} for job_id, why in result.skipped]
+        return JsonReply({"changed": len(result.transitions), "refused": refused})
+
+    def edit(self, request: ApiRequest) -> JsonReply:
+        """Set one attribute of jobs by id or constraint; protected attributes are refused."""
+        body = request.json()
+        reject_unknown(body, {"ids", "constraint", "attr", "value"})
+        attr = take(body, "attr", str)
+        value = take(body, "value", str)
+        actor = _actor(request)
+        selection = _selection(body, actor)
+        try:
+            changed = self._service.queue.edit(selection, attr, value, actor=actor)
+        except (ProtectedAttributeError, NotOwnerError) as exc:
+            raise Forbidden(f"{exc}; nothing was changed") from None
+        except JobNotFoundError as exc:
+            raise NotFound(f"{exc}; nothing was changed") from None
+        except (BadConstraintError, BadJobAdError) as exc:
+            raise BadRequest(str(exc)) from None
+        self._service.queue_changed()
+        return JsonReply({"changed": changed})
+
+
+def _bad_request(check, *args):
+    try:
+        return check(*args)
+    except IntakeError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _from_ads(body: dict) -> ClusterToStore:
+    try:
+        cluster_ad = job_from_wire(body["cluster_ad"], "$.cluster_ad")
+        procs = take(body, "proc_ads", list)
+        proc_ads = tuple(job_from_wire(proc, f"$.proc_ads[{index}]") for index, proc in enumerate(procs))
+    except WireAdError as exc:
+        raise BadRequest(str(exc)) from None
+    if not proc_ads:
+        raise BadRequest("$.proc_ads: a cluster needs at least one proc ad (give [{}] for one job)")
+    return ClusterToStore(cluster_ad, proc_ads)
+
+
+def _limit(value: int, name: str) -> int:
+    if value < -1:
+        raise BadRequest(f"$.{name}: must be -1 (no limit) or more, got {value}")
+    return value
+
+
+def _actor(request: ApiRequest) -> str | None:
+    """Whose jobs the caller may touch: None for an ADMINISTRATOR (anyone's)."""
+    if request.identity.allows(AuthorizationLevel.ADMINISTRATOR):
+        return None
+    return request.identity.user
+
+
+def _selection(body: dict, actor: str | None) -> JobSelection:
+    """The jobs a request names; a non-administrator's constraint only reaches
+    their own jobs, while naming another's job by id is refused."""
+    ids = take_list_of(body, "ids", str) if body.get("ids") is not None else None
+    constraint = take(body, "constraint", str, None)
+    if ids is None and constraint is None:
+        raise BadRequest("name the jobs: give $.ids (such as [\"12.0\", \"13\"]) or $.constraint")
+    if ids is not None and not ids and constraint is None:
+        raise BadRequest("$.ids: the list is empty; name at least one job")
+    selection = JobSelection()
+    if ids:
+        try:
+            selection = JobSelection.from_spec(list(ids))
+        except ValueError as exc:
+            raise BadRequest(f"$.ids: {exc}") from None
+    if constraint is not None:
+        if not constraint.strip():
+            raise BadRequest("$.constraint: empty; give an expression such as Owner == \"alice\"")
+        try:
+            compile_constraint(constraint)
+        except BadConstraintError as exc:
+            raise BadRequest(f"$.constraint: {exc}") from None
+        if actor is not None:
+            constraint = f"({constraint}) && Owner == {quote_string(actor)}"
+        selection = JobSelection(selection.ids, selection.clusters, constraint)
+    return selection
+
+
+def _wire_ads(found: Iterable) -> Iterator[dict]:
+    for ad in found:
+        yield job_to_wire(ad)
+
+
+__all__ = ["ScheddRoutes", "ACTIONS"]

@@ -1,0 +1,284 @@
+"""The schedd daemon: the durable job queue behind the user routes, the periodic
+policy pass, the user job event logs, and the Submitter and Scheduler ads it sends
+the collector every ``SCHEDD_INTERVAL`` and soon after each change. The execution
+side (``schedd.execution``), when present, runs as its child service."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import attrs
+from twisted.internet import task
+from twisted.internet.defer import DeferredList
+from twisted.logger import Logger
+
+from daemoncore.config import Config, ConfigError
+from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security import issue_token
+from daemoncore.wire.async_client import AsyncClient
+from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
+
+from schedd.ads import scheduler_totals, submitter_ads
+from schedd.errors import BadConstraintError, EventLogError, JobNotFoundError
+from schedd.eventlog import Event, EventLogWriter, EventType
+from schedd.policy import SystemPolicy
+from schedd.queue import JobQueue
+from schedd.queue.stored import decode_entries, value_in
+from schedd.routes import ScheddRoutes
+from schedd.states import JobId, Transition, now_from
+
+DEFAULT_SCHEDD_INTERVAL = 300.0
+DEFAULT_PERIODIC_INTERVAL = 60.0
+#: After a change, the ads go out this many seconds later (changes in between share one update).
+ADVERTISE_DELAY = 1.0
+_LOG_KEYS = frozenset({"userlog", "iwd", "userlogformat"})
+
+_log = Logger()
+
+
+@attrs.frozen
+class ScheddSettings:
+    """What the schedd reads from config besides the daemon basics."""
+
+    spool: str
+    periodic_interval: float = DEFAULT_PERIODIC_INTERVAL
+    domain: str = "pool"
+    system_policy: SystemPolicy = SystemPolicy()
+    history_max_jobs: int | None = None
+    history_max_age: float | None = None
+
+    @classmethod
+    def from_config(cls, config: Config, trust_domain: str) -> "ScheddSettings":
+        """The schedd's knobs.
+
+        Raises:
+            ConfigError: a knob has the wrong type or a policy expression does not parse.
+        """
+        try:
+            policy = SystemPolicy.from_config(
+                hold=config.param("SYSTEM_PERIODIC_HOLD"), release=config.param("SYSTEM_PERIODIC_RELEASE"),
+                remove=config.param("SYSTEM_PERIODIC_REMOVE"),
+                hold_reason=config.param("SYSTEM_PERIODIC_HOLD_REASON"),
+                hold_subcode=config.param("SYSTEM_PERIODIC_HOLD_SUBCODE"))
+        except BadConstraintError as exc:
+            raise ConfigError(str(exc)) from None
+        max_jobs = config.param_int("HISTORY_MAX_JOBS", 0)
+        max_age = config.param_duration("HISTORY_MAX_AGE", 0)
+        return cls(
+            spool=config.param("SPOOL") or os.path.join(config.param("LOCAL_DIR", "."), "spool"),
+            periodic_interval=config.param_duration("PERIODIC_EXPR_INTERVAL", DEFAULT_PERIODIC_INTERVAL),
+            domain=config.param("UID_DOMAIN") or trust_domain,
+            system_policy=policy,
+            history_max_jobs=max_jobs or None,
+            history_max_age=max_age or None,
+        )
+
+
+@attrs.frozen
+class LogTarget:
+    """Where one job's events go: its event log file and that file's form."""
+
+    path: str
+    log_format: str = "text"
+
+
+def log_target(entries: dict) -> LogTarget | None:
+    """The event log named by a job's (or cluster's) ``UserLog``, relative to ``Iwd``."""
+    path = value_in(entries, "userlog")
+    if type(path) is not str or not path:
+        return None
+    iwd = value_in(entries, "iwd")
+    if not os.path.isabs(path) and type(iwd) is str:
+        path = os.path.join(iwd, path)
+    form = value_in(entries, "userlogformat")
+    return LogTarget(path, "json" if type(form) is str and form.lower() == "json" else "text")
+
+
+class ScheddService(DaemonService):
+    """A schedd: one job queue, its routes, its policy loop and its ads."""
+
+    def __init__(self, settings: DaemonSettings, reactor, schedd: ScheddSettings, config: Config | None = None,
+                 key: bytes | None = None, http=None, with_execution: bool = True) -> None:
+        super().__init__(settings, reactor, key, http)
+        self.schedd = schedd
+        self.config = config if config is not None else Config.load()
+        self.clock = reactor
+        os.makedirs(schedd.spool, exist_ok=True)
+        self.queue = JobQueue(schedd.spool, reactor, history_max_jobs=schedd.history_max_jobs,
+                              history_max_age=schedd.history_max_age)
+        self._routes = ScheddRoutes(self)
+        self._cluster_logs: dict[int, LogTarget | None] = {}
+        self._advertised_submitters: set[str] = set()
+        self._pending_advertise = None
+        self._periodic = task.LoopingCall(self._periodic_pass)
+        self._periodic.clock = reactor
+        self.execution = _execution_for(self) if with_execution else None
+        if self.execution is not None:
+            self.execution.setName("execution")
+            self.execution.setServiceParent(self)
+
+    # --- routes -----------------------------------------------------------
+    def handlers(self) -> dict:
+        table = dict(self._routes.handlers())
+        if self.execution is not None:
+            table.update(self.execution.handlers())
+        return table
+
+    # --- what routes and the execution side call ---------------------------
+    def submitted(self, cluster_id: int, num_procs: int) -> None:
+        """Log the Submit event of each new proc and advertise soon."""
+        now = now_from(self.clock)
+        host = f"<{self.address}>"
+        target = self._cluster_log(cluster_id)
+        per_proc = target is None and self._job_log(JobId(cluster_id, 0)) is not None
+        events: dict[LogTarget, list[Event]] = {}
+        for proc in range(num_procs if target is not None or per_proc else 0):
+            where = target if target is not None else self._job_log(JobId(cluster_id, proc))
+            if where is not None:
+                events.setdefault(where, []).append(
+                    Event(EventType.SUBMIT, cluster_id, proc, now, {"SubmitHost": host}))
+        for where, batch in events.items():
+            self._write_events(where, batch)
+        self.queue_changed()
+
+    def record(self, transition: Transition) -> None:
+        """After its commit: log a transition's event, and stop the job's shadow when
+        the transition says so."""
+        if transition.event is not None:
+            where = self._log_for(transition.job_id)
+            if where is not None:
+                self._write_events(where, [transition.event])
+        if transition.stop_shadow and self.execution is not None:
+            reason = next((str(value) for name, value in transition.changes.items()
+                           if name in ("RemoveReason", "HoldReason") and value is not None), "")
+            try:
+                self.execution.stop_job(transition.job_id, reason)
+            except Exception:
+                _log.failure("schedd: could not stop the shadow of {job}", job=str(transition.job_id))
+        self.queue_changed()
+
+    def remember_logs(self) -> None:
+        """Note each queued cluster's event log before an action may empty it."""
+        for cluster_id in self.queue.db.cluster_ids():
+            self._cluster_log(cluster_id)
+
+    def queue_changed(self) -> None:
+        """Send the ads again soon (many changes in a moment share one update)."""
+        if self._pending_advertise is None or not self._pending_advertise.active():
+            if self.running:
+                self._pending_advertise = self.reactor.callLater(ADVERTISE_DELAY, self._advertise_quietly)
+
+    def daemon_token(self, lifetime: float | None = None) -> str:
+        """A DAEMON token naming this schedd, for calls to other daemons."""
+        return issue_token(self.key, f"schedd@{self.settings.trust_domain}", ["DAEMON"],
+                           lifetime=lifetime or self.settings.ad_lifetime, now=self.reactor.seconds())
+
+    def daemon_client(self, address: str, timeout: float | None = None) -> AsyncClient:
+        """An asynchronous client to another daemon at ``address`` with a DAEMON token."""
+        return AsyncClient(address, token=self.daemon_token(), timeout=timeout or self.settings.request_timeout,
+                           **({"http": self._http} if self._http is not None else {}))
+
+    # --- event logs ---------------------------------------------------------
+    def _cluster_log(self, cluster_id: int) -> LogTarget | None:
+        if cluster_id not in self._cluster_logs:
+            text = self.queue.db.get_cluster_attrs(cluster_id)
+            self._cluster_logs[cluster_id] = log_target(decode_entries(text, _LOG_KEYS)) if text else None
+        return self._cluster_logs[cluster_id]
+
+    def _job_log(self, job_id: JobId) -> LogTarget | None:
+        row = self.queue.db.get_job(job_id.cluster, job_id.proc)
+        if row is not None:
+            cluster_text = self.queue.db.get_cluster_attrs(job_id.cluster) or "[]"
+            entries = decode_entries(cluster_text, _LOG_KEYS)
+            entries.update(decode_entries(row.attrs, _LOG_KEYS))
+            return log_target(entries)
+        found = self.queue.db.db.execute(
+            "SELECT attrs FROM history WHERE cluster_id = ? AND proc_id = ? ORDER BY rowid DESC LIMIT 1",
+            [job_id.cluster, job_id.proc]).fetchone()
+        return log_target(decode_entries(found[0], _LOG_KEYS)) if found else None
+
+    def _log_for(self, job_id: JobId) -> LogTarget | None:
+        target = self._cluster_log(job_id.cluster)
+        return target if target is not None else self._job_log(job_id)
+
+    def _write_events(self, where: LogTarget, events: list[Event]) -> None:
+        try:
+            EventLogWriter(where.path, where.log_format).write(events)
+        except EventLogError as exc:
+            _log.warn("schedd: {why}", why=str(exc))
+
+    # --- periodic policy ------------------------------------------------------
+    def _periodic_pass(self) -> None:
+        try:
+            self.remember_logs()
+            result = self.queue.evaluate_periodic(self.schedd.system_policy)
+        except Exception:
+            _log.failure("schedd: periodic policy pass failed")
+            return
+        for transition in result.transitions:
+            self.record(transition)
+        if result.left:
+            self.queue_changed()
+
+    # --- ads ----------------------------------------------------------------
+    def own_ad(self) -> dict:
+        ad = super().own_ad()
+        ad["Name"] = socket.gethostname()
+        ad["ScheddIpAddr"] = f"<{self.address}>"
+        ad.update(scheduler_totals(self.queue.totals_by_owner()))
+        return ad
+
+    def advertise_self(self, ad: dict):
+        scheduler = super().advertise_self(ad)
+        if scheduler is None:
+            return None
+        sent = [scheduler]
+        submitters = submitter_ads(self.queue.totals_by_owner(), ad["Name"], self.address, self.schedd.domain)
+        client = self.daemon_client(self.settings.collector_host)
+        if submitters:
+            sent.append(client.call(ADVERTISE, {"ads": submitters}, ad_type="Submitter"))
+        names = {submitter["Name"] for submitter in submitters}
+        gone = self._advertised_submitters - names
+        if gone:
+            sent.append(client.call(INVALIDATE, {"names": sorted(gone)}, ad_type="Submitter"))
+        self._advertised_submitters = names
+        return DeferredList(sent, fireOnOneErrback=True, consumeErrors=True)
+
+    # --- lifecycle ------------------------------------------------------------
+    def startService(self) -> None:
+        super().startService()
+        self._periodic.start(self.schedd.periodic_interval, now=False)
+
+    def stopService(self):
+        if self._periodic.running:
+            self._periodic.stop()
+        if self._pending_advertise is not None and self._pending_advertise.active():
+            self._pending_advertise.cancel()
+        stopping = super().stopService()
+        stopping.addCallback(lambda _: self.queue.close())
+        return stopping
+
+
+def _execution_for(service: ScheddService):
+    """The execution side for ``service``, or None when ``schedd.execution`` is not there."""
+    try:
+        from schedd.execution import Execution
+    except ImportError:
+        return None
+    return Execution(service)
+
+
+def build_schedd(settings: DaemonSettings, reactor, config: Config) -> ScheddService:
+    """The schedd for ``settings``: its ads go out every ``SCHEDD_INTERVAL``.
+
+    Raises:
+        ConfigError: a knob has the wrong type or a policy expression does not parse.
+        SigningKeyError: the pool signing key cannot be loaded.
+    """
+    interval = config.param_duration("SCHEDD_INTERVAL", DEFAULT_SCHEDD_INTERVAL)
+    settings = attrs.evolve(settings, update_interval=interval)
+    return ScheddService(settings, reactor, ScheddSettings.from_config(config, settings.trust_domain), config)
+
+
+__all__ = ["ScheddService", "ScheddSettings", "LogTarget", "build_schedd", "log_target"]

@@ -1,0 +1,190 @@
+"""The schedd service's user routes in memory (no sockets, no execution side):
+submit, query, act and edit with real tokens of each level, event logs, the
+periodic policy pass and the Submitter/Scheduler ads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from twisted.internet.testing import MemoryReactorClock
+
+from bindings.eventlog import JobEventLog, JobEventType
+from daemoncore.daemon import DaemonSettings
+from daemoncore.security import issue_token
+from daemoncore.wire.auth import token_verifier
+from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
+from daemoncore.wire.server import ApiResource, make_site
+from schedd.policy import SystemPolicy
+from schedd.service import ScheddService, ScheddSettings
+
+KEY = b"schedd-service-test-key-0123456789abcd"
+START = 1796212800
+TOKENS = {
+    "alice": issue_token(KEY, "alice@pool", ["WRITE"], now=0),
+    "bob": issue_token(KEY, "bob@pool", ["WRITE"], now=0),
+    "reader": issue_token(KEY, "carol@pool", ["READ"], now=0),
+    "admin": issue_token(KEY, "root@pool", ["ADMINISTRATOR"], now=0),
+}
+
+
+@pytest.fixture
+def reactor():
+    clock = MemoryReactorClock()
+    clock.advance(START)
+    return clock
+
+
+@pytest.fixture
+def schedd(tmp_path, reactor):
+    settings = DaemonSettings(
+        daemon_type="SCHEDD", ad_type="Scheduler", interface="127.0.0.1", port=0, update_interval=300,
+        ad_lifetime=900, max_body=1 << 24, request_timeout=60, signing_key_file="",
+        address_file=str(tmp_path / ".schedd_address"), log_file=str(tmp_path / "ScheddLog"),
+        collector_host=None, trust_domain="pool")
+    service = ScheddService(settings, reactor, ScheddSettings(spool=str(tmp_path / "spool"), periodic_interval=5),
+                            key=KEY, with_execution=False)
+    yield service
+    service.queue.close()
+
+
+@pytest.fixture
+def call(schedd, reactor):
+    """Call a route in memory as one of TOKENS; the parsed response."""
+    site = make_site(ApiResource(schedd.handlers(), token_verifier(KEY, reactor),
+                                 cooperator=clock_cooperator(reactor)), clock=reactor)
+
+    def post(path, body, who="alice"):
+        raw = encode_request("POST", path, json.dumps(body).encode(), token=TOKENS[who])
+        response, _ = exchange(site, raw, reactor)
+        return response
+
+    return post
+
+
+def submit(call, tmp_path, text, who="alice", **extra):
+    return call("/v1/jobs", {"description": text, "iwd": str(tmp_path), **extra}, who)
+
+
+SLEEP = "executable = /bin/sleep\narguments = 60\nlog = job.log\nqueue 3\n"
+
+
+def test_submit_description_stores_a_cluster_owned_by_the_token_user(call, tmp_path):
+    """A description becomes one cluster; Owner comes from the token, not the file."""
+    response = submit(call, tmp_path, "+Owner = \"mallory\"\n" + SLEEP)
+    assert response.status == 200, response.json()
+    answer = response.json()
+    assert (answer["cluster"], answer["first_proc"], answer["num_procs"]) == (1, 0, 3)
+    ads = call("/v1/jobs/query", {"projection": ["ProcId", "Owner", "JobStatus"]}).lines()
+    assert ads == [{"ProcId": p, "Owner": "alice", "JobStatus": 1} for p in range(3)]
+
+
+def test_submit_with_itemdata_and_count(call, tmp_path):
+    """itemdata gives one proc per item with its variables; count overrides the queue."""
+    text = "executable = /bin/echo\narguments = $(word)\nqueue\n"
+    submit(call, tmp_path, text, itemdata=[{"word": "a"}, {"word": "b c"}])
+    submit(call, tmp_path, text, count=2)
+    ads = call("/v1/jobs/query", {"projection": ["ClusterId", "Args"]}).lines()
+    assert [(ad["ClusterId"], ad.get("Args")) for ad in ads] == [(1, "a"), (1, "b c"), (2, None), (2, None)]
+
+
+def test_bad_submit_description_is_a_400_that_stores_nothing(call, tmp_path):
+    response = submit(call, tmp_path, "executable = /bin/sleep\nrequest_cpus = (1 +\nqueue\n")
+    assert response.status == 400
+    assert "request_cpus" in response.json()["message"].lower()
+    assert call("/v1/jobs/query", {}).lines() == []
+    relative = call("/v1/jobs", {"description": SLEEP, "iwd": "here"})
+    assert relative.status == 400 and "absolute" in relative.json()["message"]
+
+
+def test_query_constraint_projection_and_limit(call, tmp_path):
+    submit(call, tmp_path, SLEEP)
+    found = call("/v1/jobs/query", {"constraint": "ProcId >= 1", "projection": ["ProcId"], "limit": 1}).lines()
+    assert found == [{"ProcId": 1}]
+    bad = call("/v1/jobs/query", {"constraint": "ProcId >= "})
+    assert bad.status == 400 and "constraint" in bad.json()["message"]
+
+
+def test_reader_may_query_but_not_submit(call, tmp_path):
+    assert submit(call, tmp_path, SLEEP, who="reader").status == 403
+    assert call("/v1/jobs/query", {}, "reader").status == 200
+
+
+def test_hold_release_remove_with_reasons_write_events(call, tmp_path):
+    """Actions change state, keep their reasons, and append events in order."""
+    submit(call, tmp_path, SLEEP)
+    held = call("/v1/jobs/act", {"action": "Hold", "ids": ["1.0"], "reason": "disk full"}).json()
+    assert held == {"changed": 1, "refused": []}
+    [ad] = call("/v1/jobs/query", {"constraint": "ProcId == 0", "projection": ["JobStatus", "HoldReason"]}).lines()
+    assert ad == {"JobStatus": 5, "HoldReason": "disk full"}
+    call("/v1/jobs/act", {"action": "Release", "ids": ["1.0"]})
+    removed = call("/v1/jobs/act", {"action": "Remove", "ids": ["1"], "reason": "done with it"}).json()
+    assert removed["changed"] == 3
+    assert call("/v1/jobs/query", {}).lines() == []
+    events = [(e.type, e.cluster, e.proc) for e in JobEventLog(str(tmp_path / "job.log")).events(stop_after=0)]
+    assert events[:3] == [(JobEventType.SUBMIT, 1, p) for p in range(3)]
+    assert events[3:5] == [(JobEventType.JOB_HELD, 1, 0), (JobEventType.JOB_RELEASED, 1, 0)]
+    assert events[5:] == [(JobEventType.JOB_ABORTED, 1, p) for p in range(3)]
+    history = call("/v1/history/query", {"projection": ["ProcId", "RemoveReason"]}).lines()
+    assert {ad["RemoveReason"] for ad in history} == {"done with it"}
+
+
+def test_another_users_jobs_are_untouchable(call, tmp_path):
+    """Naming bob's job is a 403 that changes nothing; alice's constraint skips his jobs."""
+    submit(call, tmp_path, SLEEP, who="bob")
+    refused = call("/v1/jobs/act", {"action": "Remove", "ids": ["1.0"]}, "alice")
+    assert refused.status == 403 and "bob" in refused.json()["message"]
+    assert call("/v1/jobs/act", {"action": "Hold", "constraint": "true"}, "alice").json()["changed"] == 0
+    assert call("/v1/jobs/edit", {"ids": ["1.0"], "attr": "Foo", "value": "1"}, "alice").status == 403
+    assert [ad["JobStatus"] for ad in call("/v1/jobs/query", {"projection": ["JobStatus"]}).lines()] == [1, 1, 1]
+    assert call("/v1/jobs/act", {"action": "Hold", "constraint": "true"}, "admin").json()["changed"] == 3
+
+
+def test_edit_sets_attributes_and_refuses_protected_ones(call, tmp_path):
+    submit(call, tmp_path, SLEEP)
+    assert call("/v1/jobs/edit", {"ids": ["1"], "attr": "JobPrio", "value": "10"}).json() == {"changed": 3}
+    refused = call("/v1/jobs/edit", {"ids": ["1.0"], "attr": "Owner", "value": '"bob"'})
+    assert refused.status == 403 and "protected" in refused.json()["message"]
+    bad = call("/v1/jobs/edit", {"ids": ["1.0"], "attr": "Foo", "value": "1 +"})
+    assert bad.status == 400
+    ads = call("/v1/jobs/query", {"projection": ["JobPrio", "Owner"]}).lines()
+    assert ads == [{"JobPrio": 10, "Owner": "alice"}] * 3
+
+
+def test_bad_act_requests_say_what_to_fix(call, tmp_path):
+    submit(call, tmp_path, SLEEP)
+    assert "Hold" in call("/v1/jobs/act", {"action": "Freeze", "ids": ["1.0"]}).json()["message"]
+    assert call("/v1/jobs/act", {"action": "Hold"}).status == 400
+    assert call("/v1/jobs/act", {"action": "Hold", "ids": ["x.y"]}).status == 400
+    assert call("/v1/jobs/act", {"action": "Hold", "ids": ["9.0"]}).status == 404
+    assert call("/v1/jobs/act", {"action": "Release", "ids": ["1.0"]}).status == 409
+
+
+def test_periodic_remove_fires_on_the_interval(schedd, call, tmp_path, reactor):
+    submit(call, tmp_path, "executable = /bin/sleep\nperiodic_remove = true\nlog = job.log\nqueue\n")
+    schedd.startService()
+    try:
+        reactor.advance(5)
+        assert call("/v1/jobs/query", {}).lines() == []
+        [gone] = call("/v1/history/query", {"projection": ["RemoveReason"]}).lines()
+        assert "periodic" in gone["RemoveReason"].lower() or "PeriodicRemove" in gone["RemoveReason"]
+    finally:
+        schedd.stopService()
+    types = [e.type for e in JobEventLog(str(tmp_path / "job.log")).events(stop_after=0)]
+    assert types == [JobEventType.SUBMIT, JobEventType.JOB_ABORTED]
+
+
+def test_system_periodic_hold_applies_to_every_job(tmp_path, reactor):
+    settings = ScheddSettings(spool=str(tmp_path), system_policy=SystemPolicy.from_config(hold="JobPrio > 5"))
+    assert settings.system_policy.hold is not None
+
+
+def test_scheduler_and_submitter_ads_count_jobs(schedd, call, tmp_path):
+    submit(call, tmp_path, SLEEP)
+    submit(call, tmp_path, "executable = /bin/sleep\nhold = true\nqueue\n", who="bob")
+    ad = schedd.own_ad()
+    assert (ad["MyType"], ad["TotalIdleJobs"], ad["TotalHeldJobs"]) == ("Scheduler", 3, 1)
+    from schedd.ads import submitter_ads
+    ads = submitter_ads(schedd.queue.totals_by_owner(), "sched", "127.0.0.1:1", "pool")
+    assert [(a["Name"], a["IdleJobs"], a["HeldJobs"]) for a in ads] == [("alice@pool", 3, 0), ("bob@pool", 0, 1)]
+    assert ads[0]["ScheddIpAddr"] == "<127.0.0.1:1>"
