@@ -1,0 +1,214 @@
+"""``Schedd``: submit, query, act on, edit and look back at jobs, with the names and
+behaviour of HTCondor's ``htcondor2.Schedd``, over the schedd's routes and a
+blocking client. Errors from the schedd arrive as ``RemoteError`` with its message
+(400 bad input, 403 not allowed, 404 no such job, 409 wrong state)."""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+import classad
+from daemoncore.wire import schedd_routes as api
+from daemoncore.wire.blocking_client import BlockingClient
+from schedd.jobwire import job_from_wire
+
+from bindings.collector import Collector, constraint_text
+from bindings.enums import DaemonType
+from bindings.pool import find_pool, pool_token
+from bindings.submit import Submit
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class JobAction(enum.Enum):
+    """What ``Schedd.act`` does to jobs, with htcondor2's member names."""
+
+    Hold = "Hold"
+    Release = "Release"
+    Remove = "Remove"
+    RemoveX = "RemoveX"
+    Vacate = "Vacate"
+    VacateFast = "VacateFast"
+    Suspend = "Suspend"
+    Continue = "Continue"
+
+
+class QueryOpt(enum.IntEnum):
+    """``opts`` of ``Schedd.query``; accepted for compatibility."""
+
+    Default = 0
+    AutoCluster = 1
+    GroupBy = 4
+    DefaultMyJobsOnly = 8
+    SummaryOnly = 16
+    IncludeClusterAd = 32
+
+
+class SubmitResult:
+    """What a submit made: a cluster id, its procs and the cluster's common ad."""
+
+    def __init__(self, cluster: int, first_proc: int, num_procs: int, cluster_ad: classad.ClassAd) -> None:
+        self._cluster = cluster
+        self._first_proc = first_proc
+        self._num_procs = num_procs
+        self._cluster_ad = cluster_ad
+
+    def cluster(self) -> int:
+        """The ClusterId."""
+        return self._cluster
+
+    def first_proc(self) -> int:
+        """The first ProcId."""
+        return self._first_proc
+
+    def num_procs(self) -> int:
+        """How many procs were submitted."""
+        return self._num_procs
+
+    def clusterad(self) -> classad.ClassAd:
+        """The ad of the cluster's first job."""
+        return self._cluster_ad
+
+    def __str__(self) -> str:
+        return f"Submitted {self._num_procs} job(s) to cluster {self._cluster}."
+
+    def __repr__(self) -> str:
+        return f"SubmitResult(cluster={self._cluster}, first_proc={self._first_proc}, num_procs={self._num_procs})"
+
+
+def schedd_address(location: object, pool: str | None = None) -> str:
+    """``host:port`` of the schedd ``location`` names: a located ad, an address, or
+    None for the pool's schedd (found through its collector).
+
+    Raises:
+        ValueError: the ad has no address, or the collector knows no schedd.
+    """
+    if location is None:
+        location = Collector(pool).locate(DaemonType.Schedd)
+    if isinstance(location, str):
+        return location.strip().strip("<>").split("?", 1)[0]
+    for name in ("MyAddress", "ScheddIpAddr"):
+        if name in location:
+            return str(location[name]).strip("<>").split("?", 1)[0]
+    raise ValueError("the schedd's location ad has no MyAddress; pass Collector().locate(DaemonType.Schedd)")
+
+
+class Schedd:
+    """A pool's schedd: ``Schedd()`` finds it through the collector, ``Schedd(ad)`` uses a located ad."""
+
+    def __init__(self, location: object = None, *, pool: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        found = find_pool(pool)
+        self.address = schedd_address(location, pool)
+        self._client = BlockingClient(self.address, token=pool_token(found), timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"Schedd({self.address!r})"
+
+    # --- submit -------------------------------------------------------------
+    def submit(self, description: Submit | str | Mapping[str, str], count: int = 0, spool: bool = False,
+               itemdata: Iterable[Mapping[str, str] | str] | None = None, queue: str | None = None) -> SubmitResult:
+        """Submit one cluster from ``description``; ``count``, ``itemdata`` or
+        ``queue`` replace its queue statement. ``spool`` is accepted; input files are
+        read from the submit directory where the jobs run.
+
+        Raises:
+            RemoteError: the schedd refused (a bad description is a 400 naming the line).
+        """
+        if not isinstance(description, Submit):
+            description = Submit(description) if isinstance(description, str) else Submit(dict(description))
+        body: dict = {"description": description.text(), "iwd": os.getcwd(), "environ": dict(os.environ)}
+        if count:
+            body["count"] = int(count)
+        if itemdata is not None:
+            body["itemdata"] = [item if isinstance(item, str) else dict(item) for item in itemdata]
+        if queue is not None:
+            body["queue"] = queue
+        answer = self._client.call(api.SUBMIT, body)
+        return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"],
+                            job_from_wire(answer["cluster_ad"], "the cluster ad"))
+
+    # --- reading ------------------------------------------------------------
+    def query(self, constraint: object = "true", projection: Iterable[str] = (),
+              callback: Callable[[classad.ClassAd], object] | None = None, limit: int = -1,
+              opts: QueryOpt = QueryOpt.Default) -> list:
+        """The job ads for which ``constraint`` is true, cut to ``projection``; with
+        ``callback``, its result for each ad (None results dropped)."""
+        ads = self.xquery(constraint, projection, limit)
+        if callback is None:
+            return list(ads)
+        return [result for result in (callback(ad) for ad in ads) if result is not None]
+
+    def xquery(self, constraint: object = "true", projection: Iterable[str] = (), limit: int = -1) -> Iterator:
+        """Like :meth:`query`, one ad at a time as the schedd streams them."""
+        body = {"constraint": constraint_text(constraint), "projection": list(projection), "limit": limit}
+        for wire in self._client.stream(api.QUERY, body):
+            yield job_from_wire(wire, "job ad from the schedd")
+
+    def history(self, constraint: object = "true", projection: Iterable[str] = (), match: int = -1,
+                since: object = None) -> Iterator:
+        """Finished jobs, newest first, that match ``constraint``; at most ``match``;
+        stopping at ``since`` (a job id such as ``"12.0"`` or an expression)."""
+        body = {"constraint": constraint_text(constraint), "projection": list(projection), "match": match,
+                "since": None if since is None else str(since)}
+        for wire in self._client.stream(api.HISTORY, body):
+            yield job_from_wire(wire, "job ad from the schedd's history")
+
+    # --- changing jobs --------------------------------------------------------
+    def act(self, action: JobAction, job_spec: object, reason: str | None = None) -> classad.ClassAd:
+        """Apply ``action`` to the jobs ``job_spec`` names (``"12.0"``, ``"12"``, a
+        list of those, or a constraint); a ClassAd of totals.
+
+        Raises:
+            RemoteError: the schedd refused; nothing changed.
+        """
+        if not isinstance(action, JobAction):
+            raise TypeError(f"action must be a JobAction (e.g. JobAction.Hold), not {action!r}")
+        body = {"action": action.value, **job_spec_body(job_spec), "reason": reason}
+        answer = self._client.call(api.ACT, body)
+        return classad.ClassAd({"TotalSuccess": answer["changed"], "TotalBadStatus": len(answer["refused"]),
+                                "TotalError": len(answer["refused"]), "TotalNotFound": 0,
+                                "TotalPermissionDenied": 0})
+
+    def edit(self, job_spec: object, attr: str, value: object) -> int:
+        """Set ``attr`` to ``value`` (expression text, an ExprTree or a Python value)
+        on the jobs ``job_spec`` names; how many changed.
+
+        Raises:
+            RemoteError: the schedd refused (a protected attribute is a 403); nothing changed.
+        """
+        body = {**job_spec_body(job_spec), "attr": attr, "value": value_text(value)}
+        return self._client.call(api.EDIT, body)["changed"]
+
+
+def job_spec_body(job_spec: object) -> dict:
+    """The ``ids``/``constraint`` fields for a job spec."""
+    if isinstance(job_spec, classad.ExprTree):
+        return {"constraint": str(job_spec)}
+    if isinstance(job_spec, str):
+        text = job_spec.strip()
+        cluster, _, proc = text.partition(".")
+        if cluster.isdigit() and (not proc or proc.isdigit()):
+            return {"ids": [text]}
+        return {"constraint": text}
+    if isinstance(job_spec, int):
+        return {"ids": [str(job_spec)]}
+    return {"ids": [str(item).strip() for item in job_spec]}
+
+
+def value_text(value: object) -> str:
+    """An edit's new value as expression text (Python strings are quoted unless
+    they are already an expression in ``ExprTree``)."""
+    if isinstance(value, classad.ExprTree):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    ad = classad.ClassAd()
+    ad["v"] = value
+    return str(ad.lookup("v"))
