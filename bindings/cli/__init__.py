@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pool": ("bindings.cli.pool", "start, inspect and stop a personal pool"),
     "status": ("bindings.cli.status", "show the pool's machines and daemons (condor_status)"),
     "submit": ("bindings.cli.submit", "submit jobs from a submit description file"),
+    "userprio": ("bindings.cli.userprio", "show and change user priorities (condor_userprio)"),
 }
 
 

@@ -1,0 +1,226 @@
+"""``roost userprio`` (and ``condor_userprio``): show users' priorities and usage, or
+change them, with condor_userprio's flags and table.
+
+Display: the default table of active users (in use now, or used within a day),
+``-allusers`` for everyone the negotiator knows, ``-all`` for the wide table with
+real priorities and usage times, ``-json`` for the rows as JSON. Edit (needs an
+ADMINISTRATOR token): ``-setfactor USER FACTOR``, ``-resetusage USER``. ``-pool
+HOST:PORT`` names the pool's collector.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from attrs import define
+
+ACTIVE_SECONDS = 86400
+USAGE = __doc__.split("\n\n", 1)[1]
+RULE_CHAR = "-"
+
+
+class UsageError(ValueError):
+    """The command line is not one roost userprio understands."""
+
+
+@define
+class UserprioRequest:
+    """What a ``roost userprio`` command line asks for; mutable while the arguments are read."""
+
+    display: str = "table"
+    all_users: bool = False
+    set_factor: tuple[str, float] | None = None
+    reset_usage: str | None = None
+    pool: str | None = None
+    help: bool = False
+
+
+def parse_arguments(argv: list[str]) -> UserprioRequest:
+    """The request of ``argv``; flags take one or two dashes, as condor_userprio's.
+
+    Raises:
+        UsageError: an unknown flag, or a flag without its values.
+    """
+    request = UserprioRequest()
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        flag = "-" + arg.lstrip("-").lower()
+        if flag in ("-h", "-help"):
+            request.help = True
+        elif flag == "-all":
+            request.display = "all"
+        elif flag == "-allusers":
+            request.all_users = True
+        elif flag == "-json":
+            request.display = "json"
+        elif flag == "-pool":
+            request.pool = _value(args, flag, "HOST:PORT")
+        elif flag == "-setfactor":
+            user = _value(args, flag, "USER FACTOR")
+            text = _value(args, flag, "USER FACTOR")
+            try:
+                factor = float(text)
+            except ValueError:
+                raise UsageError(f"-setfactor {user} {text}: the factor must be a number of at least 1") from None
+            request.set_factor = (user, factor)
+        elif flag == "-resetusage":
+            request.reset_usage = _value(args, flag, "USER")
+        else:
+            raise UsageError(f"unknown option {arg!r} (try -help)")
+    return request
+
+
+def _value(args: list[str], flag: str, what: str) -> str:
+    if not args or args[0].startswith("-"):
+        raise UsageError(f"{flag} needs {what}")
+    return args.pop(0)
+
+
+# --- rendering -------------------------------------------------------------------
+
+def is_active(row: dict, now: float) -> bool:
+    """In use now, or used within the last day (what condor_userprio lists by default)."""
+    last = row.get("LastUsageTime")
+    return bool(row.get("ResourcesUsed")) or (isinstance(last, (int, float)) and now - last <= ACTIVE_SECONDS)
+
+
+def since(row: dict, now: float) -> str:
+    """Time since the last usage as ``d+hh:mm``, ``<now`` while in use."""
+    if row.get("ResourcesUsed"):
+        return "<now"
+    last = row.get("LastUsageTime")
+    if not isinstance(last, (int, float)):
+        return "N/A"
+    minutes = max(int(now - last) // 60, 0)
+    return f"{minutes // 1440}+{minutes // 60 % 24:02d}:{minutes % 60:02d}"
+
+
+def when(value) -> str:
+    """A Unix time as ``m/d hh:mm`` local time, or N/A."""
+    if not isinstance(value, (int, float)):
+        return "N/A"
+    return time.strftime("%-m/%-d %H:%M", time.localtime(value))
+
+
+def hours(row: dict) -> float:
+    return (row.get("WeightedAccumulatedUsage", row.get("AccumulatedUsage")) or 0.0) / 3600.0
+
+
+def _table(header: list[tuple[str, str]], lines: list[list[str]], widths: list[int], footer: list[str]) -> str:
+    """A fixed-width table: two header lines, a rule, the lines, a rule, the totals."""
+    def row(cells):
+        first, *rest = cells
+        return " ".join([first.ljust(widths[0]), *(c.rjust(w) for c, w in zip(rest, widths[1:]))]).rstrip()
+
+    rule = " ".join(RULE_CHAR * w for w in widths)
+    out = [row([h[0] for h in header]), row([h[1] for h in header]), rule]
+    out += [row(cells) for cells in lines]
+    out += [rule, row(footer)]
+    return "\n".join(out) + "\n"
+
+
+def default_table(rows: list[dict], now: float, last_update) -> str:
+    """condor_userprio's default table: effective priority, factor, in use, usage, last usage."""
+    header = [("", "User Name"), ("Effective", "Priority"), ("Priority", "Factor"), ("In", "Use"),
+              ("Usage", "(wghted-hrs)"), ("Last", "Usage")]
+    widths = [max([36, *(len(r["Name"]) for r in rows)]), 12, 10, 8, 12, 10]
+    lines = [[r["Name"], f"{_effective(r):.2f}", f"{r.get('PriorityFactor', 0):.2f}",
+              _number(r.get("ResourcesUsed")), f"{hours(r):.2f}", since(r, now)] for r in rows]
+    footer = [f"Number of users: {len(rows)}", "", "", _number(sum(r.get("ResourcesUsed") or 0 for r in rows)),
+              f"{sum(hours(r) for r in rows):.2f}", ""]
+    return f"Last Priority Update: {when(last_update)}\n" + _table(header, lines, widths, footer)
+
+
+def wide_table(rows: list[dict], now: float, last_update) -> str:
+    """The ``-all`` table: real priorities, factors, usage and when it started and last happened."""
+    header = [("", "User Name"), ("Effective", "Priority"), ("Real", "Priority"), ("Priority", "Factor"),
+              ("Res", "Used"), ("Accumulated", "Usage (hrs)"), ("Usage Start", "Time"), ("Last Usage", "Time")]
+    widths = [max([36, *(len(r["Name"]) for r in rows)]), 12, 10, 10, 6, 12, 11, 11]
+    lines = [[r["Name"], f"{_effective(r):.2f}", f"{r.get('Priority', 0):.2f}", f"{r.get('PriorityFactor', 0):.2f}",
+              _number(r.get("ResourcesUsed")), f"{hours(r):.2f}", when(r.get("BeginUsageTime")),
+              when(r.get("LastUsageTime"))] for r in rows]
+    footer = [f"Number of users: {len(rows)}", "", "", "", _number(sum(r.get("ResourcesUsed") or 0 for r in rows)),
+              f"{sum(hours(r) for r in rows):.2f}", "", ""]
+    return f"Last Priority Update: {when(last_update)}\n" + _table(header, lines, widths, footer)
+
+
+def _effective(row: dict) -> float:
+    if isinstance(row.get("EffectivePriority"), (int, float)):
+        return row["EffectivePriority"]
+    return (row.get("Priority") or 0) * (row.get("PriorityFactor") or 0)
+
+
+def _number(value) -> str:
+    value = value or 0
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def render(request: UserprioRequest, rows: list[dict], now: float, last_update=None) -> str:
+    """What ``roost userprio`` prints for ``rows`` (the negotiator's answer) at ``now``."""
+    shown = rows if request.all_users else [r for r in rows if is_active(r, now)]
+    shown = sorted(shown, key=lambda r: (_effective(r), r["Name"]))
+    if request.display == "json":
+        return json.dumps(shown, indent=2) + "\n"
+    if request.display == "all":
+        return wide_table(shown, now, last_update)
+    return default_table(shown, now, last_update)
+
+
+# --- running ------------------------------------------------------------------------
+
+def run(request: UserprioRequest) -> str:
+    """Carry out ``request`` against the pool's negotiator; what to print."""
+    from bindings.negotiator import Negotiator
+
+    negotiator = Negotiator(request.pool)
+    if request.set_factor is not None:
+        user, factor = request.set_factor
+        negotiator.setFactor(user, factor)
+        return f"The priority factor of {user} was set to {factor:g}\n"
+    if request.reset_usage is not None:
+        negotiator.resetUsage(request.reset_usage)
+        return f"The accumulated usage of {request.reset_usage} was reset\n"
+    rows, last_update = negotiator.priority_report()
+    return render(request, rows, time.time(), last_update)
+
+
+def main(argv: list[str]) -> int:
+    """Run ``roost userprio``; 0 on success, 1 on an error it explains in one line."""
+    from bindings.pool import NoPoolFound
+    from daemoncore.config import ConfigError
+    from daemoncore.security import SecurityError
+    from daemoncore.wire.errors import RemoteError, Unreachable
+
+    try:
+        request = parse_arguments(argv)
+    except UsageError as exc:
+        print(f"roost userprio: {exc}", file=sys.stderr)
+        return 1
+    if request.help:
+        print("usage: roost userprio [options]\n\n" + USAGE)
+        return 0
+    try:
+        sys.stdout.write(run(request))
+    except NoPoolFound as exc:
+        print(f"roost userprio: {exc}", file=sys.stderr)
+        return 1
+    except Unreachable as exc:
+        print(f"roost userprio: {exc} (is the pool up, with NEGOTIATOR in its DAEMON_LIST?)", file=sys.stderr)
+        return 1
+    except RemoteError as exc:
+        hint = {401: " (no valid token for this pool: run `roost pool up`, or set ROOST_TOKEN)",
+                403: " (changing priorities needs an ADMINISTRATOR token)"}.get(exc.status, "")
+        print(f"roost userprio: the negotiator refused: {exc.message}{hint}", file=sys.stderr)
+        return 1
+    except (ConfigError, SecurityError, ValueError) as exc:
+        print(f"roost userprio: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def condor_userprio() -> int:
+    """The ``condor_userprio`` console entry point."""
+    return main(sys.argv[1:])
