@@ -27,6 +27,27 @@ def parse_arguments(daemon_type: str, argv: list[str] | None) -> argparse.Namesp
     return parser.parse_args(argv)
 
 
+def _stop_when_orphaned(reactor, daemon_type: str) -> None:
+    """Stop cleanly when the master that started this daemon dies (the daemon is
+    re-parented), so a killed master never leaves daemons behind."""
+    import os
+
+    from twisted.internet.task import LoopingCall
+
+    parent = os.getppid()
+    if parent == 1:
+        return
+
+    def check() -> None:
+        if os.getppid() != parent:
+            _log.info("{daemon}: the master (pid {pid}) is gone; shutting down", daemon=daemon_type, pid=parent)
+            reactor.stop()
+
+    loop = LoopingCall(check)
+    loop.clock = reactor
+    loop.start(2.0, now=False)
+
+
 def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list[str] | None = None) -> int:
     """Run daemon ``daemon_type`` until the reactor stops; the process exit status."""
     args = parse_arguments(daemon_type, argv)
@@ -64,6 +85,7 @@ def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list
             reactor.stop()
             return
         reactor.addSystemEventTrigger("before", "shutdown", daemon.stopService)
+        _stop_when_orphaned(reactor, daemon_type)
 
     reactor.callWhenRunning(start)
     reactor.run()

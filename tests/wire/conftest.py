@@ -8,7 +8,7 @@ from twisted.internet.task import Clock
 from daemoncore.wire.in_memory import clock_cooperator
 from daemoncore.wire.server import ApiResource, make_site
 from daemoncore.wire.auth import token_verifier
-from toy_api import KEY, TOY_HANDLERS
+from tests.wire.toy_api import KEY, TOY_HANDLERS
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from treq.testing import StubTreq
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.errors import RemoteError
 
-from toy_api import ADMIN, COUNT, ECHO, token
+from tests.wire.toy_api import ADMIN, COUNT, ECHO, token
 
 
 def settle(deferred, stub, clock):

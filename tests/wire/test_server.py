@@ -5,7 +5,7 @@ import json
 import pytest
 
 from daemoncore.wire.in_memory import encode_request, exchange
-from toy_api import token
+from tests.wire.toy_api import token
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 5, 7, 9, 4096])
