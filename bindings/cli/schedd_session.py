@@ -1,0 +1,67 @@
+"""What every schedd command line shares: finding the schedd, knowing whose token
+it speaks with, and turning each failure into one line a person can act on."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from collections.abc import Callable
+
+from bindings.pool import NoPoolFound, find_pool, pool_token
+
+
+class UsageError(ValueError):
+    """The command line is not one the command understands."""
+
+
+def current_user(pool: str | None = None) -> str:
+    """The user the pool's token names (else the login name)."""
+    from daemoncore.security import read_unverified
+
+    try:
+        token = pool_token(find_pool(pool))
+        if token:
+            return read_unverified(token).user
+    except Exception:  # no token or an unreadable one: fall back to the login name
+        pass
+    return getpass.getuser()
+
+
+def run_reporting(prog: str, work: Callable[[], int]) -> int:
+    """Run ``work``; any failure becomes ``prog: <why>`` on stderr and status 1."""
+    from daemoncore.config import ConfigError
+    from daemoncore.security import SecurityError
+    from daemoncore.wire.errors import RemoteError, Unreachable
+
+    try:
+        return work()
+    except UsageError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except NoPoolFound as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+    except Unreachable as exc:
+        print(f"{prog}: {exc} (is the pool up? `roost pool status` tells)", file=sys.stderr)
+    except RemoteError as exc:
+        hint = {401: " (no valid token for this pool: run `roost pool up`, or set ROOST_TOKEN)"}.get(exc.status, "")
+        print(f"{prog}: the schedd refused: {exc.message}{hint}", file=sys.stderr)
+    except (ConfigError, SecurityError, ValueError, OSError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+    return 1
+
+
+def option_value(args: list[str], index: int, option: str) -> tuple[str, int]:
+    """The argument after ``option`` at ``index``, and the new index.
+
+    Raises:
+        UsageError: the option is the last word.
+    """
+    if index + 1 >= len(args):
+        raise UsageError(f"{option} needs an argument")
+    return args[index + 1], index + 1
+
+
+def normalized(arg: str) -> str:
+    """An option in lower case with ``--name`` read as ``-name``."""
+    lower = arg.lower()
+    return lower[1:] if lower.startswith("--") else lower
