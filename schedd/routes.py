@@ -30,6 +30,11 @@ ACTIONS = {
     "RemoveX": JobAction.Remove, "Vacate": JobAction.Vacate, "VacateFast": JobAction.Vacate,
 }
 MAX_REASON_CHARS = 4096
+#: The reason an action records when the user gives none, after HTCondor's tools.
+DEFAULT_REASONS = {JobAction.Hold: "via condor_hold (by user {user})",
+                   JobAction.Release: "via condor_release (by user {user})",
+                   JobAction.Remove: "via condor_rm (by user {user})",
+                   JobAction.Vacate: "via condor_vacate_job (by user {user})"}
 
 
 class ScheddRoutes:
@@ -139,7 +144,9 @@ class ScheddRoutes:
         selection = _selection(body, actor)
         self._service.remember_logs()
         try:
-            result = self._service.queue.act(ACTIONS[name], selection, reason or None, actor=actor)
+            action = ACTIONS[name]
+            reason = reason or DEFAULT_REASONS[action].format(user=request.identity.user)
+            result = self._service.queue.act(action, selection, reason, actor=actor)
         except NotOwnerError as exc:
             raise Forbidden(str(exc)) from None
         except JobNotFoundError as exc:

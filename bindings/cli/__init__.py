@@ -17,6 +17,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pool": ("bindings.cli.pool", "start, inspect and stop a personal pool"),
     "status": ("bindings.cli.status", "show the pool's machines and daemons (condor_status)"),
     "submit": ("bindings.cli.submit", "submit jobs from a submit description file"),
+    "q": ("bindings.cli.q", "show jobs in the queue (condor_q)"),
+    "rm": ("bindings.cli.rm", "remove jobs (condor_rm)"),
+    "hold": ("bindings.cli.hold", "hold jobs (condor_hold)"),
+    "release": ("bindings.cli.release", "release held jobs (condor_release)"),
+    "qedit": ("bindings.cli.qedit", "change attributes of queued jobs (condor_qedit)"),
+    "history": ("bindings.cli.history", "show jobs that left the queue (condor_history)"),
+    "wait": ("bindings.cli.wait", "wait for the jobs of an event log to finish (condor_wait)"),
     "userprio": ("bindings.cli.userprio", "show and change user priorities (condor_userprio)"),
 }
 
