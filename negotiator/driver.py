@@ -1,8 +1,10 @@
 """The cycle driver: when to negotiate, and one cycle's I/O around the pure
 :func:`negotiator.cycle.negotiate`.
 
-A cycle starts every ``NEGOTIATOR_INTERVAL`` and, after a RESCHEDULE, as soon as
-``NEGOTIATOR_MIN_INTERVAL`` has passed since the last one started. A cycle reads
+A cycle starts every ``NEGOTIATOR_INTERVAL`` and, after a RESCHEDULE or when the
+Submitter ads (looked at every ``NEGOTIATOR_MIN_INTERVAL``) show more idle jobs than
+the last cycle saw, as soon as ``NEGOTIATOR_MIN_INTERVAL`` has passed since the last
+one started. A cycle reads
 slots (public and private ads) and submitters from the collector, charges the
 accountant for the claimed slots, asks each submitter's schedd for its resource
 requests, negotiates, and posts each schedd its matches. Any failure is logged and
@@ -15,6 +17,7 @@ from collections.abc import Callable
 
 import attrs
 from attrs import frozen
+from twisted.internet import task
 from twisted.internet.defer import Deferred, gatherResults, maybeDeferred, succeed
 from twisted.logger import Logger
 
@@ -26,6 +29,8 @@ from negotiator.errors import NegotiatorError
 from negotiator.pool_view import (
     PoolSlots,
     SubmitterTarget,
+    demand_grew,
+    idle_by_submitter,
     matches_by_schedd,
     pool_slots,
     resource_requests,
@@ -83,17 +88,24 @@ class CycleDriver:
         self._rerun_soon = False
         self._last_start: float | None = None
         self._stopped = True
+        self._demand_seen: dict[str, int] = {}
+        self._watcher = task.LoopingCall(self._watch_demand)
+        self._watcher.clock = clock
 
     # --- schedule -------------------------------------------------------------
     def start(self) -> None:
         """Start negotiating: a first cycle at once, then every interval."""
         self._stopped = False
         self._schedule(0.0)
+        if self.settings.min_interval > 0:
+            self._watcher.start(self.settings.min_interval, now=False)
 
     def stop(self) -> Deferred:
         """Stop scheduling cycles; fires once a running cycle has ended."""
         self._stopped = True
         self._cancel_next()
+        if self._watcher.running:
+            self._watcher.stop()
         if self._running is None:
             return succeed(None)
         ended: Deferred = Deferred()
@@ -140,6 +152,24 @@ class CycleDriver:
         else:
             self._schedule(max(self._last_start + self.settings.interval - self.clock.seconds(), 0.0))
 
+    def _watch_demand(self) -> Deferred | None:
+        """Every NEGOTIATOR_MIN_INTERVAL, look at the Submitter ads alone and ask for a
+        cycle when a submitter has more idle jobs than the last cycle saw."""
+        address = self._collector_address()
+        if not address or self._running is not None:
+            return None
+        asked = self._connect(address).call(
+            collector_routes.QUERY, {"constraint": self.settings.submitter_constraint,
+                                     "projection": ["Name", "IdleJobs"]}, ad_type="Submitter")
+        asked.addCallback(self._demand_answered)
+        asked.addErrback(lambda failure: _log.warn("negotiator: watching submitters failed: {why}",
+                                                   why=failure.getErrorMessage()))
+        return None
+
+    def _demand_answered(self, wires: list) -> None:
+        if self._running is None and demand_grew(self._demand_seen, idle_by_submitter(wires)):
+            self.reschedule()
+
     # --- one cycle ------------------------------------------------------------
     def run_cycle(self) -> Deferred:
         """Run one cycle now; fires with its :class:`CycleReport` (never fails)."""
@@ -177,6 +207,7 @@ class CycleDriver:
             collector_routes.QUERY, {"constraint": self.settings.submitter_constraint}, ad_type="Submitter")
         slots, unreadable = pool_slots(public, private)
         targets, skipped = submitter_targets(submitter_ads)
+        self._demand_seen = idle_by_submitter(submitter_ads)
         problems += unreadable + skipped
         self.accountant.update_priorities(resources_in_use(slots.ads, self.settings.cycle.match.slot_weight))
         submitters = await self._fetch_requests(targets, problems)

@@ -98,6 +98,21 @@ def submitter_targets(wires: Iterable[dict]) -> tuple[list[SubmitterTarget], lis
     return targets, skipped
 
 
+def idle_by_submitter(wires: Iterable[dict]) -> dict[str, int]:
+    """Each submitter's ``IdleJobs`` (those without a whole number are left out)."""
+    out = {}
+    for wire in wires:
+        name, idle = attribute(wire, "Name"), attribute(wire, "IdleJobs")
+        if isinstance(name, str) and isinstance(idle, int) and not isinstance(idle, bool):
+            out[name] = out.get(name, 0) + idle
+    return out
+
+
+def demand_grew(before: dict[str, int], now: dict[str, int]) -> bool:
+    """True when some submitter has more idle jobs ``now`` than ``before``."""
+    return any(idle > before.get(name, 0) for name, idle in now.items())
+
+
 def pool_slots(public: Iterable[dict], private: Iterable[dict]) -> tuple[PoolSlots, list[str]]:
     """Slot ads joined with their private ads by Name, and the ads that could not be read."""
     claim_ids = {}

@@ -216,3 +216,26 @@ def test_pie_follows_priority_factors_across_the_wire(pool, accountant, clock):
     pool.wait(driver_for(pool, accountant, clock).run_cycle())
     owners = Counter(m["request_id"].split("#")[0] for m in schedd.matched())
     assert owners == {"alice@pool": 4, "bob@pool": 2}
+
+
+def test_new_idle_jobs_bring_a_cycle_without_a_reschedule(pool, accountant, clock):
+    """A Submitter ad with more idle jobs than the last cycle saw starts a cycle within
+    NEGOTIATOR_MIN_INTERVAL or two, long before NEGOTIATOR_INTERVAL."""
+    schedd = pool.add_schedd(SCHEDD)
+    pool.add_slot("slot1@x")
+    driver = driver_for(pool, accountant, clock, interval=300.0, min_interval=5.0)
+    driver.start()
+    pool.settle()
+    clock.advance(5)
+    pool.settle()
+    assert len(driver.reports) == 1
+    schedd.add_requests("alice@pool", "alice", 1)
+    pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD, idle=1))
+    for _ in range(2):
+        clock.advance(5)
+        pool.settle()
+    assert len(driver.reports) == 2 and len(schedd.matched()) == 1
+    clock.advance(20)
+    pool.settle()
+    assert len(driver.reports) == 2
+    pool.wait(driver.stop())
