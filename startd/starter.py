@@ -92,8 +92,13 @@ class _JobProtocol(protocol.ProcessProtocol):
         self.ended.callback(reason.value)
 
 
-def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str) -> str:
+def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str,
+                transferred: bool = False) -> str:
     value = job.eval(attr) if attr in job else None
+    if transferred and isinstance(value, str) and value and value != DEVNULL:
+        # file transfer brings stdin in under its base name and takes stdout/stderr
+        # back from the starter's fixed names, whatever the job called them
+        return os.path.join(sandbox, os.path.basename(value)) if attr == "In" else os.path.join(sandbox, default)
     if not isinstance(value, str) or not value or value == DEVNULL:
         return DEVNULL if value == DEVNULL or (attr == "In" and not value) else os.path.join(sandbox, default)
     if os.path.isabs(value):
@@ -103,11 +108,16 @@ def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str) -> 
 
 # Mutable: one job's run, which moves from sandbox to running to ended.
 class Starter:
-    """Runs ``job`` on the slot described by ``machine_ad`` in a sandbox under ``execute_dir``."""
+    """Runs ``job`` on the slot described by ``machine_ad`` in a sandbox under ``execute_dir``.
+
+    ``sandbox`` is one already made and filled (by file transfer); ``transferred``
+    says stdio follows file transfer's names (stdout in ``_condor_stdout``).
+    """
 
     def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
                  input_files: tuple[str, ...] = (), vacate_time: float = DEFAULT_VACATE_TIME,
-                 sample_interval: float = DEFAULT_SAMPLE_INTERVAL) -> None:
+                 sample_interval: float = DEFAULT_SAMPLE_INTERVAL, sandbox: str | None = None,
+                 transferred: bool = False) -> None:
         self.reactor = reactor
         self.job = job
         self.machine_ad = machine_ad
@@ -116,7 +126,9 @@ class Starter:
         job_limit = job.eval("JobMaxVacateTime") if "JobMaxVacateTime" in job else None
         self.vacate_time = min(vacate_time, job_limit) if isinstance(job_limit, (int, float)) else vacate_time
         self.sample_interval = sample_interval
-        self.sandbox: str | None = None
+        self.sandbox: str | None = sandbox
+        self._given_sandbox = sandbox is not None
+        self.transferred = transferred
         self.pid: int | None = None
         self.usage = Usage()
         self.stopped = False
@@ -160,7 +172,8 @@ class Starter:
             StarterError: (synchronously) a missing executable or input, bad arguments or
                 environment; the sandbox is removed again.
         """
-        self.sandbox = sb.make_sandbox(self.execute_dir, self._label())
+        if not self._given_sandbox:
+            self.sandbox = sb.make_sandbox(self.execute_dir, self._label())
         try:
             sb.place_inputs(self.sandbox, self.input_files)
             executable = self._executable()
@@ -168,9 +181,9 @@ class Starter:
             job_ad_path = sb.write_ad_file(self.sandbox, sb.JOB_AD_FILE, self.job)
             machine_ad_path = sb.write_ad_file(self.sandbox, sb.MACHINE_AD_FILE, self.machine_ad)
             env = self._environment(job_ad_path, machine_ad_path)
-            stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL)
-            stdout = _stdio_path(self.sandbox, self.job, "Out", sb.STDOUT_FILE)
-            stderr = _stdio_path(self.sandbox, self.job, "Err", sb.STDERR_FILE)
+            stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL, self.transferred)
+            stdout = _stdio_path(self.sandbox, self.job, "Out", sb.STDOUT_FILE, self.transferred)
+            stderr = _stdio_path(self.sandbox, self.job, "Err", sb.STDERR_FILE, self.transferred)
             if stdin != DEVNULL and not os.path.isfile(stdin):
                 raise StarterError(f"job {self._label()}: standard input {stdin!r} does not exist")
             before = sb.snapshot(self.sandbox)

@@ -1,0 +1,234 @@
+"""One activation of a claim: the job's life on this machine, from fetching its input
+at the schedd to reporting its exit.
+
+Steps: make the sandbox; GET the input tar (JOB_INPUT) and unpack it; start the job
+(:class:`~startd.starter.Starter`); report ``execute``, then ``usage`` every update
+interval; when the job ends, POST its output tar (JOB_OUTPUT) and report ``exit``;
+remove the sandbox. A vacate stops the job and reports ``evicted`` instead. A
+transfer or start failure on this side reports ``hold`` with the reason; a refusal
+from the schedd (it holds the job itself) just ends the run.
+"""
+
+from __future__ import annotations
+
+import enum
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import classad
+from twisted.internet import task
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from daemoncore.wire.errors import RemoteError, Unreachable
+from shadow.transfer import TransferError, input_plan, receive_input, send_output
+from shadow.transfer.resolve import snapshot_sandbox
+from startd import sandbox as sb
+from startd.errors import StarterError
+from startd.schedd_link import ScheddLink
+from startd.starter import JobOutcome, Starter
+
+#: HTCondor's HoldReasonCode 6, FailedToCreateProcess.
+FAILED_TO_CREATE_PROCESS = 6
+DEFAULT_USAGE_INTERVAL = 300.0
+
+_log = Logger()
+
+RunBlocking = Callable[..., Deferred]
+
+
+class Ending(str, enum.Enum):
+    """How a run ended, as far as the slot is concerned."""
+
+    EXITED = "exited"  # the job ran to its end; exit reported
+    EVICTED = "evicted"  # vacated or killed here; eviction reported
+    HELD = "held"  # input, start or output failed; the job is held
+    LOST = "lost"  # the schedd could not be reached or refused; nothing more to say
+
+
+@attrs.frozen
+class RunSettings:
+    """What every run on this startd shares."""
+
+    execute_dir: str
+    vacate_time: float = 600.0
+    usage_interval: float = DEFAULT_USAGE_INTERVAL
+    sample_interval: float = 5.0
+
+
+def starter_job_ad(job: classad.ClassAd, transferred_executable: str | None) -> classad.ClassAd:
+    """The job ad the starter runs: ``Cmd`` names the transferred executable in the sandbox."""
+    ad = job.copy()
+    if transferred_executable:
+        ad["Cmd"] = transferred_executable
+    return ad
+
+
+def exit_attributes(outcome: JobOutcome, wall_seconds: float) -> dict[str, Any]:
+    """The ``exit`` report: exit status, usage and ``RemoteWallClockTime``."""
+    return {**outcome.attributes(), "RemoteWallClockTime": round(max(wall_seconds, 0.0), 3)}
+
+
+def hold_attributes(reason: str, code: int, subcode: int = 0) -> dict[str, Any]:
+    """The ``hold`` report for a failure on the execute side."""
+    return {"HoldReason": reason, "HoldReasonCode": code, "HoldReasonSubCode": subcode}
+
+
+# Mutable: one job's run moves from transfer to running to reported.
+class JobRun:
+    """Runs ``job`` (``job_id``) on the slot described by ``machine_ad``, reporting through ``link``."""
+
+    def __init__(self, reactor, link: ScheddLink, job_id: str, job: classad.ClassAd,
+                 machine_ad: classad.ClassAd, settings: RunSettings, run_blocking: RunBlocking,
+                 execute_attrs: dict[str, Any]) -> None:
+        self.reactor = reactor
+        self.link = link
+        self.job_id = job_id
+        self.job = job
+        self.machine_ad = machine_ad
+        self.settings = settings
+        self.run_blocking = run_blocking
+        self.execute_attrs = execute_attrs
+        self.starter: Starter | None = None
+        self.stop_reason: str | None = None
+        self.sandbox: str | None = None
+        self._forceful = False
+        self._usage_loop: task.LoopingCall | None = None
+
+    # --- stopping ---
+
+    @property
+    def stopping(self) -> bool:
+        """Whether a vacate or kill was asked for."""
+        return self.stop_reason is not None
+
+    def vacate(self, reason: str) -> None:
+        """Stop the job gracefully (SIGTERM, SIGKILL after the vacate time); it is reported evicted."""
+        self.stop_reason = self.stop_reason or reason
+        if self.starter is not None:
+            self.starter.vacate()
+
+    def kill(self, reason: str) -> None:
+        """Kill the job's whole tree now; it is reported evicted."""
+        self.stop_reason = self.stop_reason or reason
+        self._forceful = True
+        if self.starter is not None:
+            self.starter.kill()
+
+    # --- the run ---
+
+    def run(self) -> Deferred:
+        """Fire with the :class:`Ending` once the run is over and reported; never fails."""
+        return Deferred.fromCoroutine(self._run())
+
+    async def _run(self) -> Ending:
+        started_at = self.reactor.seconds()
+        self.sandbox = sb.make_sandbox(self.settings.execute_dir, self.job_id)
+        try:
+            return await self._transfer_and_run(started_at)
+        except Exception:
+            _log.failure("job {job}: the run failed unexpectedly", job=self.job_id)
+            return Ending.LOST
+        finally:
+            self._stop_usage_loop()
+            sb.remove_sandbox(self.sandbox)
+
+    async def _transfer_and_run(self, started_at: float) -> Ending:
+        try:
+            plan = input_plan(self.job)
+            snapshot = await self._fetch_input(plan)
+        except TransferError as exc:
+            return await self._hold(exc.hold_attributes())
+        except (RemoteError, Unreachable) as exc:
+            _log.warn("job {job}: input transfer from the schedd failed: {why}", job=self.job_id, why=exc)
+            return Ending.LOST
+        if self.stopping:
+            return await self._evicted(None)
+        job = starter_job_ad(self.job, plan.executable)
+        self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
+                               sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
+                               sample_interval=self.settings.sample_interval, transferred=True)
+        try:
+            ended = self.starter.start()
+        except (StarterError, OSError) as exc:
+            subcode = exc.errno if isinstance(exc, OSError) and exc.errno else 0
+            return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
+                                                    f" {exc}", FAILED_TO_CREATE_PROCESS, subcode))
+        snapshot.update({n: v for n, v in snapshot_sandbox(self.sandbox).items()
+                         if n in (sb.JOB_AD_FILE, sb.MACHINE_AD_FILE)})
+        if not await self._report("execute", self.execute_attrs):
+            self.kill("the schedd did not take the execute report")
+        self._start_usage_loop()
+        outcome: JobOutcome = await ended
+        self._stop_usage_loop()
+        if self.stopping or outcome.stopped:
+            return await self._evicted(outcome)
+        return await self._finish(outcome, snapshot, self.reactor.seconds() - started_at)
+
+    async def _fetch_input(self, plan) -> dict:
+        with tempfile.TemporaryFile(dir=self.settings.execute_dir, prefix=".input-") as spool:
+            await self.link.fetch_input(spool)
+            spool.seek(0)
+            received = await self.run_blocking(receive_input, spool, self.sandbox, plan)
+        return dict(received.snapshot)
+
+    async def _finish(self, outcome: JobOutcome, snapshot: dict, wall: float) -> Ending:
+        try:
+            with tempfile.TemporaryFile(dir=self.settings.execute_dir, prefix=".output-") as spool:
+                await self.run_blocking(_pack_output, self.job, self.sandbox, snapshot, spool)
+                await self.link.send_output(spool)
+        except TransferError as exc:
+            return await self._hold(exc.hold_attributes())
+        except (RemoteError, Unreachable) as exc:
+            _log.warn("job {job}: output transfer to the schedd failed: {why}", job=self.job_id, why=exc)
+            return Ending.LOST
+        await self._report("exit", exit_attributes(outcome, wall))
+        return Ending.EXITED
+
+    async def _evicted(self, outcome: JobOutcome | None) -> Ending:
+        attrs_ = {"Reason": self.stop_reason or "the job was stopped on the execute machine"}
+        if outcome is not None:
+            attrs_.update(outcome.usage.attributes())
+        await self._report("evicted", attrs_)
+        return Ending.EVICTED
+
+    async def _hold(self, attrs_: dict) -> Ending:
+        _log.warn("job {job}: holding it: {why}", job=self.job_id, why=attrs_["HoldReason"])
+        await self._report("hold", attrs_)
+        return Ending.HELD
+
+    async def _report(self, event: str, attrs_: dict) -> bool:
+        """Post one update; a failure is logged, not raised (the schedd's lease covers it)."""
+        try:
+            await self.link.update(event, attrs_)
+            return True
+        except (RemoteError, Unreachable) as exc:
+            _log.info("job {job}: the schedd did not take the {event} report: {why}",
+                      job=self.job_id, event=event, why=exc)
+            return False
+
+    # --- usage reports ---
+
+    def _start_usage_loop(self) -> None:
+        self._usage_loop = task.LoopingCall(self._report_usage)
+        self._usage_loop.clock = self.reactor
+        self._usage_loop.start(self.settings.usage_interval, now=False)
+
+    def _stop_usage_loop(self) -> None:
+        if self._usage_loop is not None and self._usage_loop.running:
+            self._usage_loop.stop()
+
+    def _report_usage(self) -> Deferred | None:
+        if self.starter is None:
+            return None
+        return Deferred.fromCoroutine(self._report("usage", self.starter.usage.attributes()))
+
+
+def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into) -> None:
+    """Write the job's output tar to ``into`` and rewind it (runs in a thread)."""
+    for chunk in send_output(job, sandbox, snapshot):
+        into.write(chunk)
+    into.flush()
+    into.seek(0)

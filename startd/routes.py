@@ -1,0 +1,217 @@
+"""The startd's HTTP handlers (daemoncore/wire/startd_routes.py): claim a slot with the
+ClaimId the negotiator handed out, activate the claim with a job, vacate it, release it.
+
+The handlers keep the slot table and the runs in step: a claim's run ends in the
+slot going back to Claimed/Idle (the schedd may activate it again), or, after a
+vacate or a release, in the claim ending and its resources going back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import classad
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from daemoncore.wire import startd_routes as api
+from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+from daemoncore.wire.errors import Conflict, NotFound
+from daemoncore.wire.request_body import reject_unknown, take
+from daemoncore.wire.server import ApiRequest, JsonReply
+from startd.errors import ClaimError, SlotStateError
+from startd.job_run import Ending, JobRun
+from startd.slots import UNKNOWN_CLAIM, Slot, SlotTable
+from startd.states import Activity, State
+
+_log = Logger()
+
+
+@attrs.frozen
+class Activation:
+    """What ACTIVATE asks for: run ``job`` (``job_id``) on the claim, reporting to the schedd."""
+
+    claim_id: str = attrs.field(repr=False)
+    job_id: str
+    job: classad.ClassAd = attrs.field(eq=False)
+    transfer_key: str = attrs.field(repr=False)
+    schedd_address: str
+    slot_name: str
+    slot_ad: classad.ClassAd = attrs.field(eq=False)
+
+
+RunFactory = Callable[[Activation], JobRun]
+
+
+def _refusal(exc: Exception) -> Exception:
+    """The wire error for a claim or slot-state error: 404 for an unknown ClaimId, else 409."""
+    if isinstance(exc, ClaimError) and str(exc) == UNKNOWN_CLAIM:
+        return NotFound(f"claim refused: {exc}")
+    return Conflict(f"claim refused: {exc}")
+
+
+def _job_ad(body: dict) -> classad.ClassAd:
+    ad = ad_from_json(take(body, "job_ad", dict), "$.job_ad")
+    if not isinstance(ad, classad.ClassAd):
+        ad = classad.ClassAd(ad)
+    return ad
+
+
+def remote_user_of(job: classad.ClassAd) -> str | None:
+    """The job's ``User`` (``owner@domain``), else its ``Owner``."""
+    for attr in ("User", "Owner"):
+        value = job.eval(attr) if attr in job else None
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class StartdRoutes:
+    """Binds the startd's routes to one slot table.
+
+    ``make_run`` builds the run of an activation; ``slot_ad`` gives a slot's ad as
+    the startd publishes it (with its address); ``changed`` is told after every
+    change of the table, so the ads go out again soon.
+    """
+
+    def __init__(self, table: SlotTable, make_run: RunFactory,
+                 slot_ad: Callable[[Slot], classad.ClassAd], changed: Callable[[], None]) -> None:
+        self.table = table
+        self._make_run = make_run
+        self._slot_ad = slot_ad
+        self._changed = changed
+        self.runs: dict[str, JobRun] = {}
+        self.run_endings: dict[str, Deferred] = {}
+        self._releasing: set[str] = set()
+
+    def handlers(self) -> dict:
+        """The route table for ``ApiResource``."""
+        return {api.CLAIM: self.claim, api.ACTIVATE: self.activate, api.VACATE: self.vacate,
+                api.RELEASE: self.release}
+
+    # --- routes ---
+
+    def claim(self, request: ApiRequest) -> JsonReply:
+        """CLAIM: carve a dynamic slot (or take a static one) for the job; answer its ClaimId."""
+        body = request.json()
+        reject_unknown(body, {"claim_id", "job_ad", "schedd_address"})
+        claim_id = take(body, "claim_id", str)
+        take(body, "schedd_address", str)
+        job = _job_ad(body)
+        try:
+            grant = self.table.request_claim(claim_id, job, remote_user_of(job))
+        except (ClaimError, SlotStateError) as exc:
+            raise _refusal(exc) from None
+        self._changed()
+        slot = self.table.slots[grant.slot_name]
+        _log.info("claimed {slot} for {user}", slot=slot.name, user=slot.remote_user)
+        return JsonReply({"claim_id": grant.claim_id, "slot_name": grant.slot_name,
+                          "slot_ad": ad_to_json(self._slot_ad(slot))})
+
+    def activate(self, request: ApiRequest) -> JsonReply:
+        """ACTIVATE: start the job on the claim; the run reports to the schedd on its own."""
+        body = request.json()
+        reject_unknown(body, {"claim_id", "job_id", "job_ad", "transfer_key", "schedd_address"})
+        claim_id = take(body, "claim_id", str)
+        job_id = take(body, "job_id", str)
+        transfer_key = take(body, "transfer_key", str)
+        schedd_address = take(body, "schedd_address", str)
+        job = _job_ad(body)
+        try:
+            slot = self.table.activate(claim_id, job)
+        except (ClaimError, SlotStateError) as exc:
+            raise _refusal(exc) from None
+        try:
+            run = self._make_run(Activation(claim_id, job_id, job, transfer_key, schedd_address,
+                                            slot.name, self._slot_ad(slot)))
+        except Exception:
+            self.table.job_exited(claim_id)
+            raise
+        self.runs[claim_id] = run
+        _log.info("job {job} starting on {slot}", job=job_id, slot=slot.name)
+        ending = run.run()
+        ending.addCallback(self._run_ended, claim_id, run)
+        self.run_endings[claim_id] = ending
+        self._changed()
+        return JsonReply({"started": True})
+
+    def vacate(self, request: ApiRequest) -> JsonReply:
+        """VACATE: stop the claim's job (gracefully: SIGTERM, then SIGKILL after the vacate
+        time); once it is gone the claim ends."""
+        body = request.json()
+        reject_unknown(body, {"claim_id", "reason", "graceful"})
+        claim_id = take(body, "claim_id", str)
+        reason = take(body, "reason", str, "the schedd vacated the claim")
+        graceful = take(body, "graceful", bool, True)
+        slot = self._slot(claim_id)
+        run = self.runs.get(claim_id)
+        if run is not None:
+            self._stop(slot, run, reason, graceful)
+        return JsonReply({"vacating": True})
+
+    def release(self, request: ApiRequest) -> JsonReply:
+        """RELEASE: end the claim; a running job is killed first, and a dynamic slot's
+        resources go back to its partitionable slot."""
+        body = request.json()
+        reject_unknown(body, {"claim_id"})
+        claim_id = take(body, "claim_id", str)
+        slot = self._slot(claim_id)
+        run = self.runs.get(claim_id)
+        if run is not None:
+            self._releasing.add(claim_id)
+            self._stop(slot, run, "the claim was released", graceful=False)
+            return JsonReply({"released": True})
+        try:
+            self.table.release(claim_id)
+        except (ClaimError, SlotStateError) as exc:
+            raise _refusal(exc) from None
+        _log.info("released {slot}", slot=slot.name)
+        self._changed()
+        return JsonReply({"released": True})
+
+    # --- shutting down ---
+
+    def stop_all(self, reason: str) -> list[Deferred]:
+        """Kill every running job (the startd is stopping); the endings of their runs."""
+        for claim_id, run in list(self.runs.items()):
+            self._releasing.add(claim_id)
+            self._stop(self.table.by_claim_id(claim_id), run, reason, graceful=False)
+        return list(self.run_endings.values())
+
+    # --- inside ---
+
+    def _slot(self, claim_id: str) -> Slot:
+        try:
+            return self.table.by_claim_id(claim_id)
+        except ClaimError as exc:
+            raise _refusal(exc) from None
+
+    def _stop(self, slot: Slot, run: JobRun, reason: str, graceful: bool) -> None:
+        pair = (slot.status.state, slot.status.activity)
+        if graceful and pair != (State.PREEMPTING, Activity.VACATING) and pair != (State.PREEMPTING, Activity.KILLING):
+            self.table.vacate(slot.claim_id)
+            run.vacate(reason)
+        elif pair != (State.PREEMPTING, Activity.KILLING):
+            self.table.kill(slot.claim_id)
+            run.kill(reason)
+        self._changed()
+
+    def _run_ended(self, ending: Ending, claim_id: str, run: JobRun) -> Ending:
+        if self.runs.get(claim_id) is run:
+            del self.runs[claim_id]
+            self.run_endings.pop(claim_id, None)
+        try:
+            slot = self.table.by_claim_id(claim_id)
+        except ClaimError:
+            return ending
+        if claim_id in self._releasing or slot.status.state is State.PREEMPTING:
+            self._releasing.discard(claim_id)
+            self.table.release(claim_id)
+            _log.info("job {job} {ending}; {slot} released", job=run.job_id, ending=ending.value, slot=slot.name)
+        else:
+            self.table.job_exited(claim_id)
+            _log.info("job {job} {ending}; {slot} stays claimed", job=run.job_id, ending=ending.value,
+                      slot=slot.name)
+        self._changed()
+        return ending

@@ -1,0 +1,89 @@
+"""The startd's calls to the schedd about one running job: fetch its input tar, post
+its updates and its output tar. Each call carries the startd's DAEMON token and the
+job's transfer key, which only the schedd and the claimed startd know."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import BinaryIO
+
+import treq
+from twisted.internet.defer import Deferred
+from twisted.internet.error import ConnectError, ConnectionClosed, TimeoutError
+from twisted.web.client import ResponseFailed
+
+from daemoncore.wire.address import parse_address
+from daemoncore.wire.errors import Unreachable, remote_error_from
+from daemoncore.wire.route import Route
+from daemoncore.wire.schedd_routes import JOB_INPUT, JOB_OUTPUT, JOB_UPDATE, TRANSFER_KEY_HEADER
+
+DEFAULT_TIMEOUT = 60.0
+_NETWORK_ERRORS = (ConnectError, ConnectionClosed, TimeoutError, ResponseFailed)
+
+
+class ScheddLink:
+    """Talks to the schedd at ``address`` about job ``job_id``; ``token`` gives a DAEMON
+    token for each call; ``http`` is treq or a stand-in such as ``StubTreq``."""
+
+    def __init__(self, address: str, job_id: str, transfer_key: str, token: Callable[[], str], *,
+                 http=treq, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.address = parse_address(address)
+        self.job_id = job_id
+        self._token = token  # a fresh token per call, since a job may outlive any one token
+        self._key = transfer_key
+        self._http = http
+        self._timeout = timeout
+
+    def fetch_input(self, into: BinaryIO) -> Deferred:
+        """Write the job's input tar stream to ``into``; fire with the byte count.
+
+        Fails with ``RemoteError`` (the schedd refused: 409 means it held the job)
+        or ``Unreachable``.
+        """
+        return Deferred.fromCoroutine(self._fetch(into))
+
+    def update(self, event: str, attrs: dict) -> Deferred:
+        """Post one report (``execute``, ``usage``, ``exit``, ``evicted``, ``hold``); fire with the answer."""
+        body = json.dumps({"event": event, "attrs": attrs}).encode("utf-8")
+        return Deferred.fromCoroutine(self._post(JOB_UPDATE, body, b"application/json"))
+
+    def send_output(self, tar: BinaryIO) -> Deferred:
+        """Post the output tar read from ``tar`` (a file at its start); fire with the answer."""
+        return Deferred.fromCoroutine(self._post(JOB_OUTPUT, tar, b"application/x-tar"))
+
+    async def _fetch(self, into: BinaryIO) -> int:
+        response = await self._send(JOB_INPUT, None, None)
+        written = 0
+
+        def write(chunk: bytes) -> None:
+            nonlocal written
+            into.write(chunk)
+            written += len(chunk)
+
+        await self._guard(treq.collect(response, write))
+        return written
+
+    async def _post(self, route: Route, data, content_type: bytes):
+        response = await self._send(route, data, content_type)
+        raw = await self._guard(treq.content(response))
+        return json.loads(raw) if raw else None
+
+    async def _send(self, route: Route, data, content_type: bytes | None):
+        url = self.address.url(route.path(job_id=self.job_id))
+        headers = {b"Authorization": [f"Bearer {self._token()}".encode("latin-1")],
+                   TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]}
+        if content_type is not None:
+            headers[b"Content-Type"] = [content_type]
+        response = await self._guard(self._http.request(route.method, url, headers=headers, data=data,
+                                                        timeout=self._timeout))
+        if response.code >= 300:
+            raw = await self._guard(treq.content(response))
+            raise remote_error_from(response.code, raw, url)
+        return response
+
+    async def _guard(self, deferred: Deferred):
+        try:
+            return await deferred
+        except _NETWORK_ERRORS as exc:
+            raise Unreachable(f"no answer from the schedd at {self.address}: {exc}") from None

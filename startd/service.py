@@ -1,0 +1,181 @@
+"""The startd daemon: its slots, the routes that claim and run jobs on them, and the
+slot ads it advertises to the collector every ``UPDATE_INTERVAL`` and soon after
+every change (public ads, plus private ads holding the ClaimIds).
+
+:func:`build_startd` does the start-up reading: leftover sandboxes are removed,
+the machine is discovered and its slots laid out, before the service exists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import classad
+from twisted.internet import threads
+from twisted.internet.defer import Deferred, DeferredList, gatherResults, succeed
+from twisted.logger import Logger
+
+from daemoncore.config import Config, ConfigError
+from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security import issue_token
+from daemoncore.wire.adcodec import ad_to_json
+from daemoncore.wire.async_client import AsyncClient
+from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
+from startd.discovery import discover_machine
+from startd.errors import DiscoveryError, SlotConfigError
+from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
+from startd.routes import Activation, StartdRoutes
+from startd.sandbox import clean_leftover_sandboxes
+from startd.schedd_link import ScheddLink
+from startd.slot_types import plan_slots
+from startd.slots import Slot, SlotTable
+
+#: How soon after a change the slot ads go out again (changes within it share one update).
+CHANGE_ADVERTISE_DELAY = 0.1
+MACHINE_AD_TYPE = "Machine"
+
+_log = Logger()
+
+
+def run_in_thread(function: Callable, *args, **kwargs) -> Deferred:
+    """Run blocking ``function`` (file transfer) in the reactor's thread pool."""
+    return threads.deferToThread(function, *args, **kwargs)
+
+
+class StartdService(DaemonService):
+    """A startd: one slot table, its runs, and its slot ads."""
+
+    def __init__(self, settings: DaemonSettings, reactor, table: SlotTable, run_settings: RunSettings,
+                 key: bytes | None = None, http=None,
+                 run_blocking: Callable[..., Deferred] = run_in_thread) -> None:
+        super().__init__(settings, reactor, key, http)
+        self.table = table
+        self.run_settings = run_settings
+        self._run_blocking = run_blocking
+        self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed)
+        self._pending_advertise = None
+
+    # --- identity and ads ---
+
+    def token(self) -> str:
+        """A fresh DAEMON token of this startd's, for calls to the collector and schedds."""
+        lifetime = max(self.settings.request_timeout * 4, 300)
+        return issue_token(self.key, f"startd@{self.settings.trust_domain}", ["DAEMON"],
+                           lifetime=lifetime, now=self.reactor.seconds())
+
+    def address_attributes(self) -> dict[str, str]:
+        """Where this startd answers: ``MyAddress`` and ``StartdIpAddr`` as ``<host:port>``."""
+        sinful = f"<{self.address}>"
+        return {"MyAddress": sinful, "StartdIpAddr": sinful}
+
+    def slot_ad(self, slot: Slot) -> classad.ClassAd:
+        """``slot``'s public ad with this startd's address."""
+        ad = self.table.public_ad(slot)
+        for name, value in self.address_attributes().items():
+            ad[name] = value
+        return ad
+
+    def slot_ads(self) -> tuple[list[dict], list[dict]]:
+        """The public and private ads of every slot, in JSON form."""
+        extra = self.address_attributes()
+        public = [ad_to_json(self.slot_ad(self.table.slots[name])) for name in sorted(self.table.slots)]
+        private = [{**ad_to_json(ad), **extra} for ad in self.table.private_ads()]
+        return public, private
+
+    def handlers(self) -> dict:
+        return self.routes.handlers()
+
+    def advertise_self(self, _daemon_ad: dict) -> Deferred | None:
+        """Send the slot ads (not a daemon ad: the collector's Machine ads are slots)."""
+        if not self.settings.collector_host:
+            return None
+        public, private = self.slot_ads()
+        client = self._collector()
+        sent = [client.call(ADVERTISE, {"ads": public}, ad_type=MACHINE_AD_TYPE),
+                client.call(ADVERTISE, {"ads": private, "private": True}, ad_type=MACHINE_AD_TYPE)]
+        return gatherResults(sent, consumeErrors=True).addErrback(lambda f: f.value.subFailure)
+
+    def changed(self) -> None:
+        """The slots changed: advertise them again shortly."""
+        if self._pending_advertise is None or not self._pending_advertise.active():
+            self._pending_advertise = self.reactor.callLater(CHANGE_ADVERTISE_DELAY, self._advertise_quietly)
+
+    def _collector(self) -> AsyncClient:
+        extra = {"http": self._http} if self._http is not None else {}
+        return AsyncClient(self.settings.collector_host, token=self.token(),
+                           timeout=self.settings.request_timeout, **extra)
+
+    # --- runs ---
+
+    def make_run(self, activation: Activation) -> JobRun:
+        """The run of one ACTIVATE: its link to the schedd, the slot's ad and this startd's settings."""
+        extra = {"http": self._http} if self._http is not None else {}
+        link = ScheddLink(activation.schedd_address, activation.job_id, activation.transfer_key, self.token,
+                          timeout=max(self.settings.request_timeout, 60), **extra)
+        execute_attrs = {"RemoteHost": activation.slot_name, "StartdName": activation.slot_name,
+                         "StartdIpAddr": f"<{self.address}>",
+                         "MachineAttrMachine0": self.table.machine.hostname}
+        return JobRun(self.reactor, link, activation.job_id, activation.job, activation.slot_ad,
+                      self.run_settings, self._run_blocking, execute_attrs)
+
+    # --- lifecycle ---
+
+    def stopService(self) -> Deferred:
+        """Kill running jobs, take the slot ads out of the collector, then stop."""
+        if self._pending_advertise is not None and self._pending_advertise.active():
+            self._pending_advertise.cancel()
+        endings = DeferredList(self.routes.stop_all("the startd is shutting down"), consumeErrors=True)
+        endings.addCallback(lambda _: self._invalidate())
+        endings.addCallback(lambda _: DaemonService.stopService(self))
+        return endings
+
+    def _invalidate(self) -> Deferred:
+        if not self.settings.collector_host:
+            return succeed(None)
+        names = sorted(self.table.slots)
+        calling = self._collector().call(INVALIDATE, {"names": names}, ad_type=MACHINE_AD_TYPE)
+        return calling.addErrback(lambda failure: _log.info("startd: withdrawing slot ads failed: {why}",
+                                                            why=failure.getErrorMessage()))
+
+
+def run_settings_from(config: Config, execute_dir: str) -> RunSettings:
+    """The knobs every run shares: ``MACHINE_MAX_VACATE_TIME``, ``STARTER_UPDATE_INTERVAL``.
+
+    Raises:
+        ConfigError: a knob is not a duration.
+    """
+    return RunSettings(
+        execute_dir=execute_dir,
+        vacate_time=config.param_duration("MACHINE_MAX_VACATE_TIME", 600.0),
+        usage_interval=config.param_duration("STARTER_UPDATE_INTERVAL", DEFAULT_USAGE_INTERVAL),
+        sample_interval=config.param_duration("STARTER_SAMPLE_INTERVAL", 5.0),
+    )
+
+
+def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdService:
+    """The startd for ``settings``: leftover sandboxes removed, machine discovered, slots laid out.
+
+    Raises:
+        ConfigError: a knob is malformed (``EXECUTE``, ``NUM_CPUS``, ``SLOT_TYPE_<n>``...).
+        SigningKeyError: the pool signing key cannot be loaded.
+    """
+    execute_dir = os.path.abspath(config.param("EXECUTE") or os.path.join(config.param("LOCAL_DIR", "."), "execute"))
+    try:
+        os.makedirs(execute_dir, mode=0o755, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"EXECUTE = {execute_dir}: cannot create the execute directory: {exc.strerror}") from None
+    removed = clean_leftover_sandboxes(execute_dir)
+    if removed:
+        _log.info("startd: removed {count} leftover sandboxes from {dir}", count=len(removed), dir=execute_dir)
+    try:
+        machine = discover_machine(config, execute_dir)
+        plans = plan_slots(config, machine)
+    except (DiscoveryError, SlotConfigError) as exc:
+        raise ConfigError(str(exc)) from None
+    domains = {"UidDomain": config.param("UID_DOMAIN") or machine.hostname,
+               "FileSystemDomain": config.param("FILESYSTEM_DOMAIN") or machine.hostname}
+    table = SlotTable.from_plans(machine, plans, reactor, start=config.param("START") or "true",
+                                 rank=config.param("RANK") or "0", domains=domains)
+    return StartdService(settings, reactor, table, run_settings_from(config, execute_dir))
+
