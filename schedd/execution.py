@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 from twisted.application import service as app_service
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
@@ -25,7 +26,8 @@ from daemoncore.wire.errors import BadRequest, NotFound
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_more_jobs, next_job_for
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, request_line, requests_for
-from schedd.states import JobId, JobStatus, Transition, job_id_of, status_of
+from schedd.errors import InvalidTransitionError
+from schedd.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 
 IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
@@ -102,6 +104,30 @@ class Execution(app_service.Service):
             shadow.stop(reason)
         elif job_id in self._starting:
             self._cancelled.add(job_id)
+
+    def startService(self) -> None:
+        """Jobs the queue shows running but no shadow of ours watches (the schedd was
+        restarted) go back to Idle, or finish their removal, so they run again."""
+        super().startService()
+        self._settle_orphans()
+
+    def _settle_orphans(self) -> None:
+        orphans = f"JobStatus == {int(JobStatus.RUNNING)} || JobStatus == {int(JobStatus.SUSPENDED)} || " \
+                  f"JobStatus == {int(JobStatus.TRANSFERRING_OUTPUT)} || " \
+                  f"(JobStatus == {int(JobStatus.REMOVED)} && RemoteHost =!= undefined)"
+        for ad in list(self.queue.query(orphans, projection=("ClusterId", "ProcId", "JobStatus"))):
+            job_id = job_id_of(ad)
+            if job_id in self.shadows:
+                continue
+            make = removal_done if status_of(ad) is JobStatus.REMOVED else vacate
+            try:
+                result = self.queue.transition(job_id, make)
+            except (InvalidTransitionError, KeyError) as exc:
+                _log.warn("job {job}: left as it is after restart: {why}", job=job_id, why=exc)
+                continue
+            _log.info("job {job} had no shadow after restart: {what}", job=job_id,
+                      what="removal finished" if make is removal_done else "back to Idle")
+            self.record(attrs.evolve(result, stop_shadow=False))
 
     def stopService(self):
         """Leave running jobs as they are (their leases carry them) and stop the timers."""

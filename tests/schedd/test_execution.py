@@ -482,3 +482,26 @@ def test_input_streams_the_executable(execution, schedd, site, clock, tmp_path):
     assert answer.status == 200
     names = tarfile.open(fileobj=io.BytesIO(answer.body)).getnames()
     assert "run.sh" in names
+
+
+def test_jobs_left_running_by_an_earlier_schedd_go_back_to_idle_at_start(schedd):
+    """After a restart no shadow watches a Running job: it is requeued (004); a Removed
+    job still on a machine finishes its removal (009) and leaves."""
+    from schedd.queue import JobAction, JobSelection
+    first = make_execution(schedd)
+    jobs = start_one(first, schedd, count=2)
+    update(first, jobs[0], "execute")
+    second_claim = match_body(requests_of(first)[0]["request_id"], claim="c2")
+    first.matches(request(schedd_routes.MATCHES, second_claim))
+    update(first, jobs[1], "execute")
+    schedd.queue.act(JobAction.Remove, JobSelection(ids=(jobs[1],)))
+    for shadow in list(first.shadows.values()):
+        shadow.shut_down()
+    schedd.recorded.clear()
+    restarted = make_execution(schedd)
+    restarted.startService()
+    assert schedd.queue.get_job(jobs[0])["JobStatus"] == JobStatus.IDLE
+    assert schedd.events() == [EventType.JOB_EVICTED, EventType.JOB_ABORTED]
+    assert len(schedd.queue) == 1
+    restarted.stopService()
+    assert schedd.clock.getDelayedCalls() == []
