@@ -218,7 +218,7 @@ class ScheddService(DaemonService):
             return
         for transition in result.transitions:
             self.record(transition)
-        if result.left:
+        if result.left_queue:
             self.queue_changed()
 
     # --- ads ----------------------------------------------------------------
