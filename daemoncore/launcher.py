@@ -34,9 +34,10 @@ def _stop_when_orphaned(reactor, daemon_type: str) -> None:
 
     from twisted.internet.task import LoopingCall
 
-    parent = os.getppid()
-    if parent == 1:
-        return
+    master = os.environ.get("ROOST_MASTER_PID", "")
+    if not master.isdigit() or int(master) != os.getppid():
+        return  # not started by a master (the master itself, or run by hand)
+    parent = int(master)
 
     def check() -> None:
         if os.getppid() != parent:

@@ -61,6 +61,10 @@ class _DaemonProtocol(protocol.ProcessProtocol):
         self._ended(self.name, self.pid, why)
 
 
+#: Set for every daemon the master starts, so the daemon can stop if the master dies.
+MASTER_PID_VARIABLE = "ROOST_MASTER_PID"
+
+
 class _RunningDaemon:
     """A spawned daemon process, signalled by name."""
 
@@ -92,6 +96,7 @@ class ProcessSpawner:
         command = daemon_command(self._config, name) + [
             "--port", str(port), "--address-file", address_file, "--log-file", log_file]
         env = dict(self._env)
+        env[MASTER_PID_VARIABLE] = str(os.getpid())
         if collector:
             env["_ROOST_COLLECTOR_HOST"] = collector
         remove_quietly(address_file)

@@ -21,10 +21,10 @@ def pool(tmp_path):
 def test_prints_value_and_file_and_line(pool, capsys):
     """Each name prints as ``NAME = value`` and ``# at FILE, line N``."""
     env, path = pool
-    assert main(["update_interval", "DAEMON_LIST"], env) == 0
+    assert main(["update_interval", "NETWORK_INTERFACE"], env) == 0
     assert capsys.readouterr().out.splitlines() == [
         "UPDATE_INTERVAL = 5m", f"# at {path}, line 3",
-        "DAEMON_LIST = MASTER, COLLECTOR", f"# at {path}, line 1 (use ROLE:Personal)",
+        "NETWORK_INTERFACE = 127.0.0.1", f"# at {path}, line 1 (use ROLE:Personal)",
     ]
 
 

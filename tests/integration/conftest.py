@@ -35,10 +35,14 @@ def roost(env, *args, check=True, timeout=60):
 
 
 @pytest.fixture(scope="module")
-def pool(tmp_path_factory):
-    """A running personal pool: its env, directory and address-file facts."""
+def pool(tmp_path_factory, request):
+    """A running personal pool: its env, directory and address-file facts. A test
+    module may set ``POOL_DAEMON_LIST`` to run only some daemons."""
     home = tmp_path_factory.mktemp("home")
     env = isolated_env(home)
+    daemons = getattr(request.module, "POOL_DAEMON_LIST", None)
+    if daemons:
+        env["_ROOST_DAEMON_LIST"] = daemons
     directory = home / "pool"
     try:
         roost(env, "pool", "up", "--dir", str(directory))

@@ -27,6 +27,9 @@ SLOTS = [
     for m in (1, 2) for n in (1, 2)
 ]
 
+#: These tests count every slot in the pool, so the pool runs no startd of its own.
+POOL_DAEMON_LIST = "MASTER, COLLECTOR"
+
 
 def as_daemon(pool):
     """Make this process's bindings send the pool's DAEMON token."""
