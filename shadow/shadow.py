@@ -39,7 +39,7 @@ DEFAULT_LEASE_SECONDS = 2400.0
 #: The usage attributes a starter reports, with the type each must have.
 USAGE_ATTRIBUTES = {"RemoteUserCpu": float, "RemoteSysCpu": float, "ImageSize": int,
                     "ResidentSetSize": int, "MemoryUsage": int}
-UPDATE_EVENTS = ("execute", "usage", "exit", "evicted")
+UPDATE_EVENTS = ("execute", "usage", "exit", "evicted", "hold")
 
 _log = Logger()
 
@@ -87,6 +87,22 @@ def exit_record_of(attrs_: Mapping[str, Any]) -> ExitRecord:
     if code is None:
         raise BadRequest("attrs.ExitCode is required when ExitBySignal is false")
     return ExitRecord(exit_code=code)
+
+
+def hold_of(attrs_: Mapping[str, Any]) -> dict[str, Any]:
+    """The hold a starter asked for: ``HoldReason`` with ``HoldReasonCode`` and
+    ``HoldReasonSubCode`` (0 when absent).
+
+    Raises:
+        BadRequest: no reason text, or a code that is not a whole number.
+    """
+    reason = attrs_.get("HoldReason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise BadRequest("attrs.HoldReason must be a non-empty string for a hold")
+    code = _number(attrs_, "HoldReasonCode", int)
+    subcode = _number(attrs_, "HoldReasonSubCode", int)
+    return {"HoldReason": reason, "HoldReasonCode": 0 if code is None else code,
+            "HoldReasonSubCode": 0 if subcode is None else subcode}
 
 
 def _int_attr(ad: ClassAd, name: str) -> int:
@@ -298,6 +314,8 @@ class Shadow:
             self._record_usage(usage_of(attrs_))
         elif event == "exit":
             return self._exited(attrs_)
+        elif event == "hold":
+            self._held(hold_of(attrs_))
         else:
             self._evicted(str(attrs_.get("Reason") or "the startd evicted the job"))
         return {"job_status": int(self._status())}
@@ -330,6 +348,10 @@ class Shadow:
         self.host.record(attrs.evolve(result, stop_shadow=False))
         self._end(Ending.REUSE, "the job exited")
         return {"job_status": int(result.changes.get("JobStatus", 0)), "decision": decision.action.value}
+
+    def _held(self, hold: dict) -> None:
+        self._apply(states.hold, hold["HoldReason"], code=hold["HoldReasonCode"], subcode=hold["HoldReasonSubCode"])
+        self._end(Ending.REUSE, "the starter held the job")
 
     def _evicted(self, reason: str) -> None:
         if self._status() in states.ACTIVE:

@@ -244,3 +244,18 @@ def test_shut_down_leaves_no_timer(host, queue, submit_dir, clock):
     shadow.shut_down()
     assert clock.getDelayedCalls() == []
     assert host.endings == []
+
+
+def test_starter_hold_holds_the_job_with_its_reason(host, queue, submit_dir):
+    """A starter that cannot run the job asks for a hold: Held with its code, 012 logged."""
+    job = submit(queue, submit_dir)
+    shadow = shadow_for(host, job)
+    answer = shadow.update("hold", {"HoldReason": "Error from starter: no such executable",
+                                    "HoldReasonCode": 6, "HoldReasonSubCode": 2})
+    assert answer == {"job_status": JobStatus.HELD}
+    ad = queue.get_job(job)
+    assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (6, 2)
+    assert host.events() == [EventType.JOB_HELD]
+    assert host.endings[0][0] is Ending.REUSE
+    with pytest.raises(BadRequest, match="HoldReason"):
+        shadow_for(host, submit(queue, submit_dir)).update("hold", {"HoldReasonCode": 6})
