@@ -1,17 +1,19 @@
 """The startd's calls to the schedd about one running job: fetch its input tar, post
 its updates and its output tar. Each call carries the startd's DAEMON token and the
-job's transfer key, which only the schedd and the claimed startd know."""
+job's transfer key, which only the schedd and the claimed startd know (sent both as
+the ``X-Roost-Transfer-Key`` header and as the ``transfer_key`` query argument)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from typing import BinaryIO
+from urllib.parse import urlencode
 
 import treq
 from twisted.internet.defer import Deferred
 from twisted.internet.error import ConnectError, ConnectionClosed, TimeoutError
-from twisted.web.client import ResponseFailed
+from twisted.web.client import FileBodyProducer, ResponseFailed
 
 from daemoncore.wire.address import parse_address
 from daemoncore.wire.errors import Unreachable, remote_error_from
@@ -50,7 +52,7 @@ class ScheddLink:
 
     def send_output(self, tar: BinaryIO) -> Deferred:
         """Post the output tar read from ``tar`` (a file at its start); fire with the answer."""
-        return Deferred.fromCoroutine(self._post(JOB_OUTPUT, tar, b"application/x-tar"))
+        return Deferred.fromCoroutine(self._post(JOB_OUTPUT, FileBodyProducer(tar), b"application/x-tar"))
 
     async def _fetch(self, into: BinaryIO) -> int:
         response = await self._send(JOB_INPUT, None, None)
@@ -70,7 +72,9 @@ class ScheddLink:
         return json.loads(raw) if raw else None
 
     async def _send(self, route: Route, data, content_type: bytes | None):
-        url = self.address.url(route.path(job_id=self.job_id))
+        # The key goes as the header and as ``transfer_key`` in the query: the wire
+        # server hands handlers query arguments but not headers.
+        url = self.address.url(route.path(job_id=self.job_id)) + "?" + urlencode({"transfer_key": self._key})
         headers = {b"Authorization": [f"Bearer {self._token()}".encode("latin-1")],
                    TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]}
         if content_type is not None:

@@ -55,6 +55,7 @@ class StartdService(DaemonService):
         self._run_blocking = run_blocking
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed)
         self._pending_advertise = None
+        self._advertised: set[str] = set()
 
     # --- identity and ads ---
 
@@ -94,6 +95,10 @@ class StartdService(DaemonService):
         client = self._collector()
         sent = [client.call(ADVERTISE, {"ads": public}, ad_type=MACHINE_AD_TYPE),
                 client.call(ADVERTISE, {"ads": private, "private": True}, ad_type=MACHINE_AD_TYPE)]
+        gone = sorted(self._advertised - set(self.table.slots))
+        if gone:  # dynamic slots whose claims ended: withdraw their ads at once
+            sent.append(client.call(INVALIDATE, {"names": gone}, ad_type=MACHINE_AD_TYPE))
+        self._advertised = set(self.table.slots)
         return gatherResults(sent, consumeErrors=True).addErrback(lambda f: f.value.subFailure)
 
     def changed(self) -> None:
