@@ -14,7 +14,7 @@ from daemoncore.config.errors import ConfigError
 TEMPLATES: dict[tuple[str, str], str] = {
     ("ROLE", "PERSONAL"): """
         NETWORK_INTERFACE = 127.0.0.1
-        DAEMON_LIST = MASTER, COLLECTOR, SCHEDD, NEGOTIATOR
+        DAEMON_LIST = MASTER, COLLECTOR, SCHEDD, NEGOTIATOR, STARTD
         START = true
     """,
     ("ROLE", "CENTRALMANAGER"): """
