@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "token": ("bindings.cli.token", "create and list identity tokens"),
     "pool": ("bindings.cli.pool", "start, inspect and stop a personal pool"),
     "status": ("bindings.cli.status", "show the pool's machines and daemons (condor_status)"),
+    "run": ("bindings.cli.run", "start a personal pool if needed, run a submit file, wait for it"),
     "submit": ("bindings.cli.submit", "submit jobs from a submit description file"),
     "q": ("bindings.cli.q", "show jobs in the queue (condor_q)"),
     "rm": ("bindings.cli.rm", "remove jobs (condor_rm)"),

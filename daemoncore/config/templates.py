@@ -16,6 +16,11 @@ TEMPLATES: dict[tuple[str, str], str] = {
         NETWORK_INTERFACE = 127.0.0.1
         DAEMON_LIST = MASTER, COLLECTOR, SCHEDD, NEGOTIATOR, STARTD
         START = true
+        # One machine, one user: short intervals keep `roost run` snappy.
+        NEGOTIATOR_INTERVAL = 5
+        NEGOTIATOR_MIN_INTERVAL = 1
+        SCHEDD_INTERVAL = 5
+        UPDATE_INTERVAL = 5
     """,
     ("ROLE", "CENTRALMANAGER"): """
         DAEMON_LIST = $(DAEMON_LIST:MASTER), COLLECTOR
