@@ -1,0 +1,198 @@
+"""The startd's route handlers over the in-memory wire on a task.Clock: claims carve
+and return dynamic slots, activation starts a run, vacate and release stop it and end
+the claim. Runs are stand-ins that record what they were asked and end on demand."""
+
+import json
+
+import classad
+import pytest
+from twisted.internet.defer import Deferred
+
+from daemoncore.config import Config
+from daemoncore.security import issue_token
+from daemoncore.wire.auth import token_verifier
+from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
+from daemoncore.wire.server import ApiResource, make_site
+from startd.job_run import Ending
+from startd.routes import StartdRoutes, remote_user_of
+from startd.slot_types import plan_slots
+from startd.slots import SlotTable
+
+KEY = b"startd-route-test-signing-key-0123456789"
+
+
+class RecordedRun:
+    """A run that records vacate/kill and ends when the test says so."""
+
+    def __init__(self, activation):
+        self.activation = activation
+        self.job_id = activation.job_id
+        self.asked = []
+        self.ending = Deferred()
+
+    def run(self):
+        return self.ending
+
+    def vacate(self, reason):
+        self.asked.append(("vacate", reason))
+
+    def kill(self, reason):
+        self.asked.append(("kill", reason))
+
+    def end(self, how=Ending.EXITED):
+        self.ending.callback(how)
+
+
+@pytest.fixture
+def startd(machine, clock):
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("", env={}), machine), clock,
+                                 start="TARGET.Owner =!= \"mallory\"")
+    runs, changes = [], []
+
+    def make_run(activation):
+        runs.append(RecordedRun(activation))
+        return runs[-1]
+
+    routes = StartdRoutes(table, make_run, table.public_ad, lambda: changes.append(clock.seconds()))
+    site = make_site(ApiResource(routes.handlers(), token_verifier(KEY, clock), cooperator=clock_cooperator(clock)),
+                     clock=clock)
+    tokens = {level: issue_token(KEY, f"{level.lower()}@pool", [level], now=clock.seconds())
+              for level in ("READ", "DAEMON")}
+
+    def post(path, body, level="DAEMON"):
+        raw = encode_request("POST", f"/v1/claims{path}", json.dumps(body).encode(), token=tokens.get(level))
+        response, _ = exchange(site, raw, clock)
+        return response
+
+    return {"table": table, "routes": routes, "runs": runs, "changes": changes, "post": post}
+
+
+def job(**attrs):
+    return {"ClusterId": 4, "ProcId": 0, "Owner": "alice", "User": "alice@pool", "Cmd": "/bin/true",
+            "RequestCpus": 2, "RequestMemory": 1024, "RequestDisk": 100, **attrs}
+
+
+def pslot_claim(startd):
+    return startd["table"].private_ads()[0]["ClaimId"]
+
+
+def claim(startd, **attrs):
+    body = {"claim_id": pslot_claim(startd), "job_ad": job(**attrs), "schedd_address": "<127.0.0.1:9618>"}
+    return startd["post"]("", body)
+
+
+def activate(startd, grant, job_id="4.0"):
+    body = {"claim_id": grant["claim_id"], "job_id": job_id, "job_ad": job(), "transfer_key": "t" * 32,
+            "schedd_address": "<127.0.0.1:9618>"}
+    return startd["post"]("/activate", body)
+
+
+def slot(startd, name):
+    return startd["table"].slots.get(name)
+
+
+def test_claim_carves_a_dynamic_slot_and_answers_its_claim_id(startd):
+    """The job's requested size is carved from slot1; the answer carries the new ClaimId."""
+    response = claim(startd)
+    assert response.status == 200
+    grant = response.json()
+    assert grant["slot_name"] == "slot1_1@node1"
+    assert grant["claim_id"] != pslot_claim(startd)
+    assert (grant["slot_ad"]["Cpus"], grant["slot_ad"]["State"]) == (2, "Claimed")
+    assert startd["table"].public_ad(slot(startd, "slot1@node1"))["Cpus"] == 6
+    assert slot(startd, "slot1_1@node1").remote_user == "alice@pool"
+    assert startd["changes"], "a claim re-advertises the slots"
+
+
+def test_refused_claims_say_why(startd):
+    """Unknown ClaimId is 404; START false and a job too big are 409 with the reason."""
+    body = {"claim_id": "forged", "job_ad": job(), "schedd_address": "<127.0.0.1:9618>"}
+    unknown = startd["post"]("", body)
+    assert unknown.status == 404 and "no slot holds this ClaimId" in unknown.json()["message"]
+    refused = claim(startd, Owner="mallory", User="mallory@pool")
+    assert refused.status == 409 and "START" in refused.json()["message"]
+    too_big = claim(startd, RequestCpus=64)
+    assert too_big.status == 409 and "the job asks for 64" in too_big.json()["message"]
+    assert list(startd["table"].slots) == ["slot1@node1"]
+
+
+def test_claim_routes_need_a_daemon_token_and_a_well_formed_body(startd):
+    """READ cannot claim (403); a missing job ad or an unknown field is a 400 naming it."""
+    body = {"claim_id": pslot_claim(startd), "job_ad": job(), "schedd_address": "<127.0.0.1:9618>"}
+    assert startd["post"]("", body, level="READ").status == 403
+    assert startd["post"]("", body, level=None).status == 401
+    missing = startd["post"]("", {"claim_id": "x", "schedd_address": "<a:1>"})
+    assert missing.status == 400 and "$.job_ad" in missing.json()["message"]
+    typo = startd["post"]("/release", {"claim_id": "x", "claimid": "y"})
+    assert typo.status == 400 and "$.claimid" in typo.json()["message"]
+
+
+def test_activate_runs_the_job_and_its_end_keeps_the_claim_for_the_next_job(startd):
+    """The slot is Busy while the run goes; after it ends the claim is Claimed/Idle and takes another job."""
+    grant = claim(startd).json()
+    assert activate(startd, grant).json() == {"started": True}
+    [run] = startd["runs"]
+    assert (run.activation.job_id, run.activation.slot_name) == ("4.0", "slot1_1@node1")
+    assert run.activation.schedd_address == "<127.0.0.1:9618>"
+    assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Busy"
+    busy = activate(startd, grant, "4.1")
+    assert busy.status == 409 and "Claimed/Busy" in busy.json()["message"]
+    run.end()
+    assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Idle"
+    assert activate(startd, grant, "4.1").status == 200
+    assert startd["runs"][-1].job_id == "4.1"
+
+
+def test_vacate_stops_the_job_gracefully_and_its_end_returns_the_resources(startd):
+    """VACATE asks the run to vacate (Preempting/Vacating); once it has ended the dynamic slot is gone."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    body = {"claim_id": grant["claim_id"], "reason": "user removed it", "graceful": True}
+    assert startd["post"]("/vacate", body).json() == {"vacating": True}
+    assert run.asked == [("vacate", "user removed it")]
+    assert slot(startd, "slot1_1@node1").status.describe() == "Preempting/Vacating"
+    run.end(Ending.EVICTED)
+    assert list(startd["table"].slots) == ["slot1@node1"]
+    assert startd["table"].public_ad(slot(startd, "slot1@node1"))["Cpus"] == 8
+
+
+def test_release_kills_a_running_job_then_ends_the_claim(startd):
+    """RELEASE during a run kills it and ends the claim once it is gone; a second RELEASE is 404."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    assert startd["post"]("/release", {"claim_id": grant["claim_id"]}).json() == {"released": True}
+    assert run.asked == [("kill", "the claim was released")]
+    assert slot(startd, "slot1_1@node1").status.describe() == "Preempting/Killing"
+    run.end(Ending.EVICTED)
+    assert "slot1_1@node1" not in startd["table"].slots
+    assert startd["post"]("/release", {"claim_id": grant["claim_id"]}).status == 404
+
+
+def test_release_of_an_idle_claim_returns_its_resources_at_once(startd):
+    """A claim with no job is released on the spot, and its ClaimId stops working."""
+    grant = claim(startd).json()
+    assert startd["post"]("/release", {"claim_id": grant["claim_id"]}).json() == {"released": True}
+    assert list(startd["table"].slots) == ["slot1@node1"]
+    assert activate(startd, grant).status == 404
+
+
+def test_stopping_the_startd_kills_every_running_job(startd):
+    """stop_all kills each run and ends its claim when it has gone."""
+    grants = [claim(startd, RequestCpus=1).json() for _ in range(2)]
+    for n, grant in enumerate(grants):
+        activate(startd, grant, f"4.{n}")
+    endings = startd["routes"].stop_all("shutting down")
+    assert len(endings) == 2
+    assert all(run.asked == [("kill", "shutting down")] for run in startd["runs"])
+    for run in startd["runs"]:
+        run.end(Ending.EVICTED)
+    assert list(startd["table"].slots) == ["slot1@node1"]
+
+
+def test_remote_user_is_the_jobs_user_else_its_owner():
+    """RemoteUser follows HTCondor: User (owner@domain) when the job has it."""
+    assert remote_user_of(classad.ClassAd({"Owner": "bob", "User": "bob@pool"})) == "bob@pool"
+    assert remote_user_of(classad.ClassAd({"Owner": "bob"})) == "bob"
+    assert remote_user_of(classad.ClassAd({})) is None
