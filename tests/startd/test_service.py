@@ -1,0 +1,150 @@
+"""The startd service against a real collector's routes in memory (treq's StubTreq):
+slot ads with the startd's address, private ads with ClaimIds, re-advertised soon
+after a change and withdrawn when a dynamic slot goes; the schedd link's requests."""
+
+import io
+import json
+
+import classad
+import attrs
+import pytest
+from treq.testing import StubTreq
+from twisted.web.resource import Resource
+
+from collector.metrics import CollectorMetrics
+from collector.routes import CollectorRoutes
+from collector.store import AdStore
+from daemoncore.config import Config, ConfigError
+from daemoncore.daemon import DaemonSettings
+from daemoncore.security import create_signing_key
+from daemoncore.wire.auth import token_verifier
+from daemoncore.wire.server import ApiResource
+from startd.job_run import RunSettings, exit_attributes, starter_job_ad
+from startd.schedd_link import ScheddLink
+from startd.service import CHANGE_ADVERTISE_DELAY, StartdService, build_startd
+from startd.slot_types import plan_slots
+from startd.slots import SlotTable
+from startd.starter import JobOutcome
+from startd.usage import Usage
+
+KEY = b"startd-service-test-signing-key-0123456789"
+
+
+def settings(**changes):
+    base = DaemonSettings.from_config(Config.from_text("COLLECTOR_HOST = 127.0.0.1:9618\n", env={}),
+                                      "STARTD", "Machine")
+    return attrs.evolve(base, **changes)
+
+
+@pytest.fixture
+def pool(machine, clock, tmp_path):
+    store = AdStore(clock, default_lifetime=900)
+    collector = ApiResource(CollectorRoutes(store, CollectorMetrics(store)).handlers(), token_verifier(KEY, clock))
+    http = StubTreq(collector)
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("", env={}), machine), clock)
+    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY, http=http)
+    return {"store": store, "http": http, "service": service, "table": table, "clock": clock}
+
+
+def stored(pool, private=False):
+    pool["http"].flush()
+    return {s.name: s.wire for s in pool["store"].query("Machine", private=private)}
+
+
+def test_slot_ads_and_private_ads_reach_the_collector_with_the_startds_address(pool):
+    """Public ads carry MyAddress/StartdIpAddr; the private ad holds the ClaimId."""
+    pool["service"].advertise_self({})
+    [public] = stored(pool).values()
+    assert public["Name"] == "slot1@node1" and public["StartdIpAddr"] == public["MyAddress"]
+    assert public["MyAddress"].startswith("<127.0.0.1:")
+    assert "ClaimId" not in public
+    [private] = stored(pool, private=True).values()
+    assert private["ClaimId"] == pool["table"].private_ads()[0]["ClaimId"]
+
+
+def test_a_change_is_advertised_soon_and_an_ended_dynamic_slot_is_withdrawn(pool):
+    """A claim shows in the collector after the short delay; releasing it removes its ads."""
+    service, table = pool["service"], pool["table"]
+    service.advertise_self({})
+    grant = table.request_claim(table.private_ads()[0]["ClaimId"], classad.ClassAd({"RequestCpus": 1}))
+    service.changed()
+    service.changed()  # changes close together share one update
+    pool["clock"].advance(CHANGE_ADVERTISE_DELAY)
+    assert sorted(stored(pool)) == ["slot1@node1", "slot1_1@node1"]
+    table.release(grant.claim_id)
+    service.changed()
+    pool["clock"].advance(CHANGE_ADVERTISE_DELAY)
+    assert sorted(stored(pool)) == ["slot1@node1"]
+    assert sorted(stored(pool, private=True)) == ["slot1@node1"]
+
+
+def test_build_startd_cleans_leftovers_and_lays_out_the_configured_slots(tmp_path, clock):
+    """Start-up removes old sandboxes and reads NUM_CPUS and GPU_DISCOVERY into the slot table."""
+    execute = tmp_path / "execute"
+    (execute / "dir_3.0_abcd").mkdir(parents=True)
+    config = Config.from_text(f"EXECUTE = {execute}\nNUM_CPUS = 2\nGPU_DISCOVERY = simulated:2xA100:40G\n"
+                              "MACHINE_MAX_VACATE_TIME = 5\n", env={})
+    key_file = tmp_path / "POOL"
+    create_signing_key(str(key_file))
+    service = build_startd(settings(signing_key_file=str(key_file)), clock, config)
+    assert list(execute.iterdir()) == []
+    [ad] = service.table.public_ads()
+    assert (ad["Cpus"], ad["GPUs"], ad["SlotType"]) == (2, 2, "Partitionable")
+    assert service.run_settings.vacate_time == 5
+
+
+def test_a_bad_slot_layout_is_a_config_error_naming_the_knob(tmp_path, clock):
+    """NUM_CPUS = 0 stops start-up with a message naming the knob, not a traceback."""
+    config = Config.from_text(f"EXECUTE = {tmp_path}\nNUM_CPUS = 0\n", env={})
+    with pytest.raises(ConfigError, match="NUM_CPUS"):
+        build_startd(settings(), clock, config)
+
+
+class RecordingSchedd(Resource):
+    """Answers every request with JSON and records path, query and transfer-key header."""
+
+    isLeaf = True
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def render(self, request):
+        self.seen.append((request.method, request.path, request.args,
+                          request.getHeader(b"x-roost-transfer-key"), request.content.read()))
+        request.setHeader(b"content-type", b"application/json")
+        if request.path.endswith(b"/input"):
+            return b"tar bytes"
+        return json.dumps({"job_status": 2}).encode()
+
+
+def test_schedd_link_sends_the_transfer_key_and_a_fresh_token_with_each_call():
+    """Input and updates go to the job's routes with the key as header and query argument."""
+    schedd = RecordingSchedd()
+    http = StubTreq(schedd)
+    tokens = iter(["t1", "t2", "t3"])
+    link = ScheddLink("<127.0.0.1:9618>", "5.1", "secret-key", lambda: next(tokens), http=http)
+    spool = io.BytesIO()
+    fetched = link.fetch_input(spool)
+    http.flush()
+    assert fetched.result == 9 and spool.getvalue() == b"tar bytes"
+    updated = link.update("execute", {"RemoteHost": "slot1_1@node1"})
+    http.flush()
+    assert updated.result == {"job_status": 2}
+    paths = [(method, path) for method, path, *_ in schedd.seen]
+    assert paths == [(b"GET", b"/v1/jobs/5.1/input"), (b"POST", b"/v1/jobs/5.1/update")]
+    assert all(args == {b"transfer_key": [b"secret-key"]} and header == b"secret-key"
+               for _, _, args, header, _ in schedd.seen)
+    assert json.loads(schedd.seen[1][4]) == {"event": "execute", "attrs": {"RemoteHost": "slot1_1@node1"}}
+    # (output goes as a file body producer, which StubTreq cannot carry: the process test covers it)
+
+
+def test_the_starter_runs_the_transferred_executable_and_exit_reports_wall_time():
+    """Cmd becomes the executable's sandbox name; exit attrs add RemoteWallClockTime."""
+    job = classad.ClassAd({"Cmd": "/home/alice/run.sh", "ClusterId": 1, "ProcId": 0})
+    assert starter_job_ad(job, "run.sh")["Cmd"] == "run.sh"
+    assert starter_job_ad(job, None)["Cmd"] == "/home/alice/run.sh"
+    outcome = JobOutcome(3, False, None, Usage(1.5, 0.25, 2048, 4096), (), (), "/x", "/x/o", "/x/e")
+    attrs = exit_attributes(outcome, 12.3456)
+    assert (attrs["ExitCode"], attrs["ExitBySignal"], attrs["RemoteWallClockTime"]) == (3, False, 12.346)
+    assert (attrs["RemoteUserCpu"], attrs["ResidentSetSize"], attrs["MemoryUsage"]) == (1.5, 2048, 2)
