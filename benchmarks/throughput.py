@@ -1,0 +1,143 @@
+"""End-to-end job throughput of a personal pool with 2 slots: 500 jobs of /bin/true in
+one cluster, then 200 jobs that each transfer a 1 MiB input and a 1 MiB output.
+
+Prints jobs per second from submit to the last Terminated event of the user log, and
+the schedd's and startd's CPU seconds per job. The baseline, measured in the same
+run, is the same jobs started directly as subprocesses two at a time (what the pool
+adds on top of fork and exec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import psutil
+
+ROOST = [sys.executable, "-c", "import sys; from bindings.cli import main; sys.exit(main())"]
+
+
+def roost(env: dict, *args: str) -> str:
+    done = subprocess.run([*ROOST, *args], env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise SystemExit(f"roost {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def daemon_processes(master_pid: int) -> dict[str, psutil.Process]:
+    """The pool's schedd and startd processes, found under the master."""
+    found = {}
+    for child in psutil.Process(master_pid).children():
+        line = " ".join(child.cmdline())
+        for name in ("schedd", "startd"):
+            if f"-m {name}" in line or f"{name}/__main__" in line or line.endswith(name):
+                found[name] = child
+    return found
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def wait_for_terminated(log: str, count: int, timeout: float) -> float:
+    """Seconds until ``count`` Terminated events are in ``log``."""
+    from bindings.eventlog import JobEventLog, JobEventType
+
+    start = time.monotonic()
+    seen = 0
+    events = JobEventLog(log)
+    while seen < count:
+        if time.monotonic() - start > timeout:
+            raise SystemExit(f"only {seen} of {count} jobs terminated within {timeout:g} s")
+        for event in events.events(stop_after=1):
+            if event.type == JobEventType.JOB_TERMINATED:
+                seen += 1
+    return time.monotonic() - start
+
+
+def run_phase(env: dict, work: str, name: str, text: str, count: int, procs: dict, timeout: float) -> None:
+    path = os.path.join(work, f"{name}.sub")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    before = {n: cpu_seconds(p) for n, p in procs.items()}
+    began = time.monotonic()
+    subprocess.run([*ROOST, "submit", path], env=env, cwd=work, check=True, capture_output=True)
+    wait_for_terminated(os.path.join(work, f"{name}.log"), count, timeout)
+    elapsed = time.monotonic() - began
+    cpu = {n: (cpu_seconds(p) - before[n]) / count for n, p in procs.items()}
+    print(f"{name}: {count} jobs in {elapsed:.1f} s = {count / elapsed:.1f} jobs/s; "
+          + ", ".join(f"{n} {c * 1000:.1f} ms CPU/job" for n, c in sorted(cpu.items())))
+    return count / elapsed
+
+
+def direct_baseline(command: list[str], count: int) -> float:
+    """Jobs per second running ``command`` directly, two at a time."""
+    began = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda _: subprocess.run(command, check=True), range(count)))
+    return count / (time.monotonic() - began)
+
+
+TRUE_JOBS = """executable = /bin/true
+log = true.log
+request_cpus = 1
+request_memory = 16M
+queue {count}
+"""
+
+TRANSFER_JOBS = """executable = copy.sh
+transfer_input_files = input.dat
+transfer_output_files = output.dat
+transfer_output_remaps = "output.dat = out/output.$(Process).dat"
+should_transfer_files = YES
+log = transfer.log
+request_cpus = 1
+request_memory = 16M
+queue {count}
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--true-jobs", type=int, default=500)
+    parser.add_argument("--transfer-jobs", type=int, default=200)
+    parser.add_argument("--timeout", type=float, default=900)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="roost-throughput-")
+    home = os.path.join(work, "home")
+    os.makedirs(home)
+    config = os.path.join(home, "config")
+    open(config, "w").close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_ROOST_") and k != "ROOST_TOKEN"}
+    env.update({"HOME": home, "ROOST_CONFIG": config, "_ROOST_NUM_CPUS": "2"})
+    pool_dir = os.path.join(work, "pool")
+    roost(env, "pool", "up", "--dir", pool_dir)
+    try:
+        import json
+        facts = json.loads(open(os.path.join(pool_dir, "pool.json")).read())
+        procs = daemon_processes(facts["master_pid"])
+        with open(os.path.join(work, "input.dat"), "wb") as handle:
+            handle.write(os.urandom(1 << 20))
+        with open(os.path.join(work, "copy.sh"), "w") as handle:
+            handle.write("#!/bin/sh\ncp input.dat output.dat\n")
+        os.chmod(os.path.join(work, "copy.sh"), 0o755)
+        os.makedirs(os.path.join(work, "out"))
+        true_rate = run_phase(env, work, "true", TRUE_JOBS.format(count=args.true_jobs), args.true_jobs,
+                              procs, args.timeout)
+        base = direct_baseline(["/bin/true"], args.true_jobs)
+        print(f"baseline: /bin/true run directly, 2 at a time: {base:.0f} jobs/s; "
+              f"pool/direct = {true_rate / base:.3f}")
+        run_phase(env, work, "transfer", TRANSFER_JOBS.format(count=args.transfer_jobs), args.transfer_jobs,
+                  procs, args.timeout)
+    finally:
+        roost(env, "pool", "down", "--dir", pool_dir)
+
+
+if __name__ == "__main__":
+    main()
