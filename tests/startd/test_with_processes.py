@@ -52,7 +52,10 @@ class FakeSchedd:
         return self.jobs[request.params["job_id"]]
 
     def job_input(self, request):
-        return StreamReply(iter(send_input(self._job(request)).stream))
+        ad = self._job(request)
+        if "DamagedInput" in ad:
+            return StreamReply(iter([b"this is not a tar stream" * 40]))
+        return StreamReply(iter(send_input(ad).stream))
 
     def job_output(self, request):
         stats = receive_output(io.BytesIO(request.body), self._job(request), self.staging)
@@ -261,6 +264,22 @@ class StartdProcessTests(unittest.TestCase):
         self.assertEqual(self.schedd.attrs_of("2.0", "evicted")["Reason"], "test")
         await wait_until(lambda: not any(_alive(p) for p in pids), "the job tree dying")
         await wait_until(self._only_the_partitionable_slot, "the vacated claim ending")
+
+    def test_a_damaged_input_stream_holds_the_job_with_code_13(self):
+        """Input the starter cannot unpack is reported as a hold (TransferInputError) and
+        the job never runs; the claim stays, ready for another job."""
+        return defer.Deferred.fromCoroutine(self._holds_on_bad_input())
+
+    async def _holds_on_bad_input(self):
+        job = self.job_ad("3.0", "#!/bin/sh\ntouch ran\n", DamagedInput=True)
+        grant = await self.claim(job)
+        await self.activate(grant, "3.0", job)
+        await wait_until(lambda: "hold" in self.schedd.events("3.0"), "the hold report")
+        hold = self.schedd.attrs_of("3.0", "hold")
+        self.assertEqual(hold["HoldReasonCode"], 13)
+        self.assertIn("not a valid tar stream", hold["HoldReason"])
+        self.assertEqual(self.schedd.events("3.0"), ["hold"])
+        await wait_until(lambda: self._dslot_in(("Claimed", "Idle")), "the claim back to Claimed/Idle")
 
     def _pids_file(self):
         for name in os.listdir(self.execute):
