@@ -32,6 +32,8 @@ DEFAULT_SCHEDD_INTERVAL = 300.0
 DEFAULT_PERIODIC_INTERVAL = 60.0
 #: After a change, the ads go out this many seconds later (changes in between share one update).
 ADVERTISE_DELAY = 1.0
+#: Marks a cluster whose procs each name their own event log.
+PER_PROC = object()
 _LOG_KEYS = frozenset({"userlog", "iwd", "userlogformat"})
 
 _log = Logger()
@@ -131,10 +133,9 @@ class ScheddService(DaemonService):
         now = now_from(self.clock)
         host = f"<{self.address}>"
         target = self._cluster_log(cluster_id)
-        per_proc = target is None and self._job_log(JobId(cluster_id, 0)) is not None
         events: dict[LogTarget, list[Event]] = {}
-        for proc in range(num_procs if target is not None or per_proc else 0):
-            where = target if target is not None else self._job_log(JobId(cluster_id, proc))
+        for proc in range(num_procs if target is not None else 0):
+            where = self._job_log(JobId(cluster_id, proc)) if target is PER_PROC else target
             if where is not None:
                 events.setdefault(where, []).append(
                     Event(EventType.SUBMIT, cluster_id, proc, now, {"SubmitHost": host}))
@@ -181,9 +182,13 @@ class ScheddService(DaemonService):
 
     # --- event logs ---------------------------------------------------------
     def _cluster_log(self, cluster_id: int) -> LogTarget | None:
+        """The cluster's common event log; ``PER_PROC`` when its procs name their own."""
         if cluster_id not in self._cluster_logs:
             text = self.queue.db.get_cluster_attrs(cluster_id)
-            self._cluster_logs[cluster_id] = log_target(decode_entries(text, _LOG_KEYS)) if text else None
+            target = log_target(decode_entries(text, _LOG_KEYS)) if text else None
+            if target is None and text and self._job_log(JobId(cluster_id, 0)) is not None:
+                target = PER_PROC
+            self._cluster_logs[cluster_id] = target
         return self._cluster_logs[cluster_id]
 
     def _job_log(self, job_id: JobId) -> LogTarget | None:
@@ -200,7 +205,7 @@ class ScheddService(DaemonService):
 
     def _log_for(self, job_id: JobId) -> LogTarget | None:
         target = self._cluster_log(job_id.cluster)
-        return target if target is not None else self._job_log(job_id)
+        return self._job_log(job_id) if target is PER_PROC else target
 
     def _write_events(self, where: LogTarget, events: list[Event]) -> None:
         try:
