@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 
@@ -96,10 +95,9 @@ def main(argv: list[str]) -> int:
     text = edited_description(text, args.append, args.queue, args.batch_name)
     if not args.dry_run:
         return _submit(args, text)
-    directory = os.path.dirname(os.path.abspath(args.file))
-    old_cwd = os.getcwd()
+    # Relative paths are relative to the current directory, as condor_submit (and a
+    # real `roost submit`) take them.
     try:
-        os.chdir(directory)
         with warnings.catch_warnings():
             warnings.showwarning = _warning_printer(args.file)
             warnings.simplefilter("always")
@@ -108,8 +106,6 @@ def main(argv: list[str]) -> int:
         message = str(exc).replace("<submit description>", args.file, 1)
         print(f"roost submit: {message}", file=sys.stderr)
         return 1
-    finally:
-        os.chdir(old_cwd)
     if args.json:
         print("[\n" + ",\n".join(ad.printJson().rstrip() for ad in ads) + "\n]")
     else:
