@@ -9,7 +9,7 @@ import sys
 
 from bindings.cli.q_tables import STATUS_LETTERS, run_time, short_time
 from bindings.cli.schedd_session import UsageError, normalized, option_value, run_reporting
-from bindings.cli.status_format import AutoformatOptions, FormatError, autoformat, json_form, long_form
+from bindings.cli.status_format import AutoformatOptions, FormatError, autoformat, json_form, long_form, read_autoformat
 
 HEADING = " ID     OWNER          SUBMITTED   RUN_TIME     ST  COMPLETED   CMD"
 
@@ -42,14 +42,10 @@ def parse_arguments(argv: list[str]) -> dict:
             request["pool"], index = option_value(args, index, arg)
         elif option is not None and option.split(":", 1)[0] in ("-af", "-autoformat"):
             try:
-                request["af_options"] = AutoformatOptions.parse(arg.split(":", 1)[1] if ":" in arg else "")
+                request["af_options"], attributes, index = read_autoformat(args, index)
             except FormatError as exc:
                 raise UsageError(str(exc)) from None
-            while index + 1 < len(args) and not args[index + 1].startswith("-"):
-                index += 1
-                request["af"].append(args[index])
-            if not request["af"]:
-                raise UsageError(f"{arg} needs at least one attribute")
+            request["af"].extend(attributes)
             request["display"] = "autoformat"
         elif option is not None:
             raise UsageError(f"unknown option {arg}; options: -limit N, -constraint EXPR, -af ATTR..., -l, -json")

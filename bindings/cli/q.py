@@ -13,7 +13,8 @@ from attrs import define, field
 from bindings.cli.q_tables import (TABLE_ATTRIBUTES, batch_table, hold_table, nobatch_table, run_table,
                                    schedd_banner, totals_line)
 from bindings.cli.schedd_session import UsageError, current_user, normalized, option_value, run_reporting
-from bindings.cli.status_format import AutoformatOptions, FormatError, autoformat, custom_format, json_form, long_form
+from bindings.cli.status_format import (AutoformatOptions, FormatError, autoformat, custom_format, json_form,
+                                        long_form, read_autoformat)
 
 USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
 
@@ -123,14 +124,10 @@ def parse_arguments(argv: list[str]) -> QueueRequest:
             request.display = "format"
         elif option is not None and option.split(":", 1)[0] in ("-af", "-autoformat"):
             try:
-                request.autoformat_options = AutoformatOptions.parse(arg.split(":", 1)[1] if ":" in arg else "")
+                request.autoformat_options, attributes, index = read_autoformat(args, index)
             except FormatError as exc:
                 raise UsageError(str(exc)) from None
-            while index + 1 < len(args) and not args[index + 1].startswith("-"):
-                index += 1
-                request.autoformat.append(args[index])
-            if not request.autoformat:
-                raise UsageError(f"{arg} needs at least one attribute")
+            request.autoformat.extend(attributes)
             request.display = "autoformat"
         elif option is not None:
             raise UsageError(f"unknown option {arg}; run `roost q -help` for the options")

@@ -16,6 +16,7 @@ import time
 from attrs import define, field
 
 from bindings.cli.status_format import (
+    read_autoformat,
     AutoformatOptions,
     FormatError,
     autoformat,
@@ -117,16 +118,11 @@ def parse_arguments(argv: list[str]) -> StatusRequest:
             request.formats.append((fmt, value(arg)))
             request.display = "format"
         elif lower.split(":", 1)[0] in ("-af", "-autoformat"):
-            qualifiers = arg.split(":", 1)[1] if ":" in arg else ""
             try:
-                request.autoformat_options = AutoformatOptions.parse(qualifiers)
+                request.autoformat_options, attributes, index = read_autoformat(args, index)
             except FormatError as exc:
                 raise UsageError(str(exc)) from None
-            while index + 1 < len(args) and not args[index + 1].startswith("-"):
-                index += 1
-                request.autoformat.append(args[index])
-            if not request.autoformat:
-                raise UsageError(f"{arg} needs at least one attribute")
+            request.autoformat.extend(attributes)
             request.display = "autoformat"
         elif arg.startswith("-"):
             raise UsageError(f"unknown option {arg}; run `roost status -help` for the options")

@@ -203,3 +203,21 @@ def json_form(ads: list) -> str:
     if not ads:
         return "[\n]\n"
     return "[\n" + ",\n".join(ad.printJson().strip() for ad in ads) + "\n]\n"
+
+
+def read_autoformat(args: list[str], index: int) -> tuple[AutoformatOptions, list[str], int]:
+    """``-af[:qualifiers] ATTR...`` at ``args[index]``: its options, its attributes, and
+    the index of the last word it took.
+
+    Raises:
+        FormatError: unknown qualifiers, or no attribute after the option.
+    """
+    arg = args[index]
+    options = AutoformatOptions.parse(arg.split(":", 1)[1] if ":" in arg else "")
+    attributes = []
+    while index + 1 < len(args) and not args[index + 1].startswith("-"):
+        index += 1
+        attributes.append(args[index])
+    if not attributes:
+        raise FormatError(f"{arg} needs at least one attribute")
+    return options, attributes, index
