@@ -77,9 +77,17 @@ def gpu_environment(machine_ad: classad.ClassAd) -> dict[str, str]:
 class SessionProcess(process.Process):
     """A child process that starts its own session and process group (its pid is the group id)."""
 
+    #: The child's pid, kept after Twisted reaps it (and clears ``pid``), which for a
+    #: job as quick as /bin/true can happen before the constructor returns.
+    started_pid: int | None = None
+
     def _setupChild(self, *args, **kwargs):  # noqa: N802 - Twisted's hook, run in the child
         os.setsid()
         return super()._setupChild(*args, **kwargs)
+
+    def _fork(self, *args, **kwargs):
+        super()._fork(*args, **kwargs)
+        self.started_pid = self.pid
 
 
 class _JobProtocol(protocol.ProcessProtocol):
@@ -113,6 +121,8 @@ class Starter:
     ``sandbox`` is one already made and filled (by file transfer); ``transferred``
     says stdio follows file transfer's names (stdout in ``_condor_stdout``).
     """
+
+    process_class: type[SessionProcess] = SessionProcess
 
     def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
                  input_files: tuple[str, ...] = (), vacate_time: float = DEFAULT_VACATE_TIME,
@@ -198,12 +208,12 @@ class Starter:
                os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)]
         proto = _JobProtocol()
         try:
-            proc = SessionProcess(self.reactor, executable, argv, env, self.sandbox, proto,
+            proc = self.process_class(self.reactor, executable, argv, env, self.sandbox, proto,
                                   childFDs={0: fds[0], 1: fds[1], 2: fds[2]})
         finally:
             for fd in fds:
                 os.close(fd)
-        self.pid = proc.pid
+        self.pid = proc.started_pid
         self._sample()
         self._sampler = task.LoopingCall(self._sample)
         self._sampler.clock = self.reactor

@@ -163,6 +163,10 @@ def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: st
 
 def main(argv: list[str]) -> int:
     """Run ``roost q``; 0 on success, 1 on an error it explains in one line."""
+    from bindings.cli import analyze
+
+    if analyze.wants_analysis(argv):
+        return analyze.main(argv)
     return run_reporting("roost q", lambda: _run(argv))
 
 

@@ -12,7 +12,7 @@ from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
 from startd.errors import StarterError
-from startd.starter import Starter, gpu_environment
+from startd.starter import SessionProcess, Starter, gpu_environment
 
 
 def job(cmd, **attrs):
@@ -125,6 +125,25 @@ class StarterTests(unittest.TestCase):
         alive = [pid for pid in children if psutil.pid_exists(pid)
                  and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
         self.assertEqual(alive, [])
+
+    @defer.inlineCallbacks
+    def test_job_reaped_before_its_start_returns_is_still_reported(self):
+        """A job that has exited before Twisted first tries to reap it (so it is reaped
+        inside spawning) still ends with its exit code, not a lost run."""
+
+        class SlowToLook(SessionProcess):
+            def _fork(self, *args, **kwargs):
+                super()._fork(*args, **kwargs)
+                time.sleep(0.3)  # the child exits before registerReapProcessHandler looks
+
+        class Quick(Starter):
+            process_class = SlowToLook
+
+        run = Quick(reactor, job("/bin/sh", Arguments="-c 'exit 4'"), MACHINE, self.execute)
+        outcome = yield run.start()
+        self.assertEqual(outcome.exit_code, 4)
+        self.assertIsNotNone(run.pid)
+        run.remove_sandbox()
 
     @defer.inlineCallbacks
     def test_usage_is_sampled_from_the_running_tree(self):

@@ -1,0 +1,108 @@
+"""Real jobs on a real personal pool and their files: stdout comes back, input files
+and directories reach the sandbox (with and without a trailing slash), output files
+and directories come back with transfer_output_remaps applied, and a missing input
+holds the job with a reason a person can act on."""
+
+from __future__ import annotations
+
+import time
+
+from tests.integration.conftest import roost
+
+import bindings as htcondor
+from bindings.eventlog import JobEventLog, JobEventType
+
+#: Reads its inputs, writes a file, a file to be renamed on the way back, and a directory.
+FILES_JOB = """#!/bin/sh
+echo "hello from $(basename "$0") with $# args: $*"
+cat data.txt > result.txt
+cat indir/inner.txt >> result.txt
+cat top.txt >> result.txt
+mkdir -p outdir/deeper
+echo nested > outdir/deeper/leaf.txt
+echo remapped > rename-me.txt
+echo to stderr >&2
+"""
+
+FILES_SUB = """executable = job.sh
+arguments = one two
+transfer_input_files = data.txt, indir, flatdir/
+transfer_output_files = result.txt, outdir, rename-me.txt
+transfer_output_remaps = "rename-me.txt = renamed/final.txt"
+should_transfer_files = YES
+when_to_transfer_output = ON_EXIT
+output = job.out
+error = job.err
+log = job.log
+request_memory = 64M
+queue
+"""
+
+
+def wait_for(predicate, timeout: float = 30.0, step: float = 0.2):
+    """Poll ``predicate`` until it returns something true; that value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"not reached within {timeout:g}s: {getattr(predicate, '__doc__', None) or predicate}")
+
+
+def submitted_cluster(done) -> int:
+    """The cluster id ``roost submit`` printed."""
+    return int(done.stdout.strip().rsplit(" ", 1)[1].rstrip("."))
+
+
+def event_types(log_path) -> list:
+    """The event types in the event log at ``log_path`` (none yet when it is missing)."""
+    if not log_path.exists():
+        return []
+    return [event.type for event in JobEventLog(str(log_path)).events(stop_after=0)]
+
+
+def test_stdout_inputs_and_outputs_travel_with_remaps(pool, tmp_path, monkeypatch):
+    """A job's stdout and stderr arrive; files and directories go in and come back, remapped."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.sh").write_text(FILES_JOB)
+    (tmp_path / "job.sh").chmod(0o755)
+    (tmp_path / "data.txt").write_text("from data\n")
+    (tmp_path / "indir").mkdir()
+    (tmp_path / "indir" / "inner.txt").write_text("from indir\n")
+    (tmp_path / "flatdir").mkdir()
+    (tmp_path / "flatdir" / "top.txt").write_text("from flatdir\n")
+    (tmp_path / "renamed").mkdir()
+    (tmp_path / "job.sub").write_text(FILES_SUB)
+    roost(pool["env"], "submit", str(tmp_path / "job.sub"))
+    roost(pool["env"], "wait", "-wait", "60", str(tmp_path / "job.log"), timeout=90)
+    assert (tmp_path / "job.out").read_text() == "hello from job.sh with 2 args: one two\n"
+    assert (tmp_path / "job.err").read_text() == "to stderr\n"
+    assert (tmp_path / "result.txt").read_text() == "from data\nfrom indir\nfrom flatdir\n"
+    assert (tmp_path / "outdir" / "deeper" / "leaf.txt").read_text() == "nested\n"
+    assert (tmp_path / "renamed" / "final.txt").read_text() == "remapped\n"
+    assert not (tmp_path / "rename-me.txt").exists()
+    types = event_types(tmp_path / "job.log")
+    assert types[0] == JobEventType.SUBMIT and JobEventType.EXECUTE in types
+    assert types[-1] == JobEventType.JOB_TERMINATED
+
+
+def test_a_missing_input_holds_the_job_with_code_13(pool, tmp_path, monkeypatch):
+    """An input file that is not there holds the job; `roost q -hold` names the file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.sub").write_text("executable = /bin/cat\narguments = absent.txt\n"
+                                      "transfer_input_files = absent.txt\nshould_transfer_files = YES\n"
+                                      "log = job.log\nrequest_memory = 64M\nqueue\n")
+    cluster = submitted_cluster(roost(pool["env"], "submit", str(tmp_path / "job.sub")))
+    schedd = htcondor.Schedd()
+
+    def held():
+        ads = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReason", "HoldReasonCode"])
+        return ads[0] if ads and ads[0].get("JobStatus") == 5 else None
+
+    ad = wait_for(held, timeout=45)
+    assert ad["HoldReasonCode"] == 13
+    assert "absent.txt" in ad["HoldReason"]
+    shown = roost(pool["env"], "q", "-hold").stdout
+    assert f"{cluster}.0" in shown and "absent.txt" in shown
+    assert JobEventType.JOB_HELD in event_types(tmp_path / "job.log")
