@@ -11,8 +11,8 @@ from attrs import define, field
 
 from bindings.analyze import analyze_job, render_analysis
 from bindings.cli.q import QueueRequest
-from bindings.cli.q import _is_id as is_job_id
-from bindings.cli.schedd_session import UsageError, current_user, normalized, option_value, run_reporting
+from bindings.cli.q import parse_arguments as parse_queue_arguments
+from bindings.cli.schedd_session import current_user, normalized, run_reporting
 
 USAGE = """usage: roost q -analyze | -better-analyze [options] [owner | cluster | cluster.proc ...]
 
@@ -21,14 +21,19 @@ USAGE = """usage: roost q -analyze | -better-analyze [options] [owner | cluster 
   -allusers           every user's jobs (by default, only yours)
   -constraint EXPR    only jobs for which EXPR is true
   -pool HOST:PORT     the pool to ask
+(the display options of `roost q` are accepted and make no difference)
 """
 
 ANALYZE_OPTIONS = ("-analyze", "-better-analyze", "-better-analyse", "-analyse")
 
 
+def _is_analysis_option(arg: str) -> bool:
+    return arg.startswith("-") and normalized(arg) in ANALYZE_OPTIONS
+
+
 def wants_analysis(argv: list[str]) -> bool:
     """True when ``argv`` (a ``roost q`` command line) asks for an analysis."""
-    return any(arg.startswith("-") and normalized(arg) in ANALYZE_OPTIONS for arg in argv)
+    return any(_is_analysis_option(arg) for arg in argv)
 
 
 @define
@@ -40,38 +45,13 @@ class AnalyzeRequest:
 
 
 def parse_arguments(argv: list[str]) -> AnalyzeRequest:
-    """The jobs asked about (ids, owners, constraints, pool) and whether ``-better-analyze``.
+    """The jobs asked about (read as ``roost q`` reads them) and whether ``-better-analyze``.
 
     Raises:
-        UsageError: an option this command does not take, or one missing its argument.
+        UsageError: an unknown option, or one missing its argument.
     """
-    request = AnalyzeRequest()
-    jobs = request.jobs
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        option = normalized(arg) if arg.startswith("-") else None
-        if option in ("-h", "-help"):
-            jobs.help = True
-        elif option in ANALYZE_OPTIONS:
-            request.better = request.better or option.startswith("-better")
-        elif option in ("-allusers", "-all"):
-            jobs.all_users = True
-        elif option in ("-constraint", "-const"):
-            text, index = option_value(argv, index, arg)
-            jobs.constraints.append(text)
-        elif option == "-pool":
-            jobs.pool, index = option_value(argv, index, arg)
-        elif option in ("-nobatch", "-batch", "-reverse", "-verbose"):
-            pass  # display options that do not change an analysis
-        elif option is not None:
-            raise UsageError(f"{arg} does not go with -analyze; run `roost q -analyze -help` for the options")
-        elif is_job_id(arg):
-            jobs.ids.append(arg)
-        else:
-            jobs.owners.append(arg)
-        index += 1
-    return request
+    better = any(_is_analysis_option(arg) and normalized(arg).startswith("-better") for arg in argv)
+    return AnalyzeRequest(parse_queue_arguments([arg for arg in argv if not _is_analysis_option(arg)]), better)
 
 
 def main(argv: list[str]) -> int:

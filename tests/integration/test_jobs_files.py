@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from tests.integration.conftest import roost
+from tests.integration.test_schedd import wait_for
 
 import bindings as htcondor
 from bindings.eventlog import JobEventLog, JobEventType
@@ -37,17 +38,6 @@ log = job.log
 request_memory = 64M
 queue
 """
-
-
-def wait_for(predicate, timeout: float = 30.0, step: float = 0.2):
-    """Poll ``predicate`` until it returns something true; that value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"not reached within {timeout:g}s: {getattr(predicate, '__doc__', None) or predicate}")
 
 
 def submitted_cluster(done) -> int:
