@@ -84,13 +84,19 @@ def _job_id(job: classad.ClassAd) -> str:
 
 
 def _defined_attributes(job: classad.ClassAd, requirements: classad.ExprTree) -> tuple[tuple[str, str], ...]:
-    """The job's own attributes the Requirements refer to, with their stored expressions."""
-    found = []
-    for name in job.internalRefs(requirements):
+    """The job's own attributes the Requirements refer to, directly or through each
+    other (``RequestDisk = DiskUsage``), with their stored expressions."""
+    found: dict[str, tuple[str, str]] = {}
+    waiting = list(job.internalRefs(requirements))
+    while waiting:
+        name = waiting.pop(0)
         node = job.expression(name)
-        if node is not None:
-            found.append((name, unparse_expr(node)))
-    return tuple(found)
+        if node is None or name.lower() in found:
+            continue
+        text = unparse_expr(node)
+        found[name.lower()] = (name, text)
+        waiting += job.internalRefs(classad.ExprTree(text))
+    return tuple(found.values())
 
 
 def analyze_job(job: classad.ClassAd, slots: Iterable[classad.ClassAd]) -> Analysis:
