@@ -28,6 +28,7 @@ from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_mor
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, request_line, requests_for
 from schedd.errors import InvalidTransitionError
 from schedd.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
+from shadow.transfer.urls import with_presigned_inputs
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 
 IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
@@ -252,7 +253,7 @@ class Execution(app_service.Service):
                         s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
-        job_ad = ad.copy()
+        job_ad = with_presigned_inputs(ad, endpoint_url=self.s3_endpoint_url).copy()
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}

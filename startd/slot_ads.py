@@ -26,6 +26,10 @@ WITHIN_RESOURCE_LIMITS = (
     " : (TARGET.RequestGPUs ?: 0) <= MY.GPUs)")
 REQUIREMENTS = "MY.Start && MY.WithinResourceLimits"
 
+#: URL schemes the starter fetches and uploads (shadow.transfer.urls), as HTCondor lists
+#: its transfer plugins; jobs with URL inputs require their scheme here.
+TRANSFER_PLUGIN_METHODS = "file,http,https,s3"
+
 
 def gpu_property_ad(device: GpuDevice, room: CardRoom | None) -> classad.ClassAd:
     """One card's nested property ad, as ``condor_gpu_discovery -properties`` names them."""
@@ -56,7 +60,8 @@ def machine_attributes(machine: Machine, domains: Mapping[str, str]) -> dict[str
         "TotalCpus": machine.cpus, "TotalMemory": machine.memory_mb, "TotalDisk": machine.disk_kb,
         "TotalGPUs": len(machine.gpus), "DetectedGPUs": ", ".join(g.id for g in machine.gpus),
         "TotalLoadAvg": machine.load_avg, "LoadAvg": machine.load_avg,
-        "HasFileTransfer": True, "FileSystemDomain": domains.get("FileSystemDomain", machine.hostname),
+        "HasFileTransfer": True, "HasFileTransferPluginMethods": TRANSFER_PLUGIN_METHODS,
+        "FileSystemDomain": domains.get("FileSystemDomain", machine.hostname),
         "UidDomain": domains.get("UidDomain", machine.hostname),
     }
 

@@ -25,7 +25,7 @@ import attrs
 from attrs import field, frozen
 
 import classad
-from shadow.transfer.errors import S3CredentialsError, TransferLimitError, UrlTransferError
+from shadow.transfer.errors import S3CredentialsError, TransferError, TransferLimitError, UrlTransferError
 from shadow.transfer.plan import InputPlan, UrlInput, job_name, string_attr, url_scheme
 
 CHUNK_SIZE = 1 << 16
@@ -404,6 +404,24 @@ def close_clients() -> None:
 
 
 __all__ = [
-    "S3Settings", "S3Location", "s3_settings_from_job", "parse_s3_url", "fetch", "fetch_inputs",
+    "S3Settings", "S3Location", "s3_settings_from_job", "with_presigned_inputs", "parse_s3_url", "fetch", "fetch_inputs",
     "presign", "presign_inputs", "upload", "upload_all", "close_clients",
 ]
+
+
+def with_presigned_inputs(ad: classad.ClassAd, *, endpoint_url: str | None = None) -> classad.ClassAd:
+    """A copy of the job ad for the execute side: every ``s3://`` entry of
+    ``TransferInput`` replaced by a presigned URL, so the starter fetches it without
+    ever holding the job's keys. Unreadable credentials leave the ad as it is: the
+    shadow's ``send_input`` then holds the job with the reason."""
+    entries = [e.strip() for e in (string_attr(ad, "TransferInput") or "").split(",") if e.strip()]
+    if not any(url_scheme(e) == "s3" for e in entries):
+        return ad
+    try:
+        s3 = s3_settings_from_job(ad, endpoint_url=endpoint_url)
+        presigned = [presign(e, s3) for e in entries]
+    except TransferError:
+        return ad
+    copy = ad.copy()
+    copy["TransferInput"] = ",".join(presigned)
+    return copy
