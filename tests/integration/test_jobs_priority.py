@@ -1,0 +1,83 @@
+"""Two users share a real 2-slot personal pool by priority: alice's priority factor is
+made worse with `roost userprio -setfactor`, both users' jobs become idle at the same
+moment, and bob (the better priority) gets the slots first and finishes first, while
+alice's jobs still run once his are done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.integration.conftest import isolated_env, roost
+from tests.integration.test_jobs_files import submitted_cluster
+from tests.integration.test_schedd import wait_for
+
+from bindings.eventlog import JobEventLog, JobEventType
+from daemoncore.config import Config
+from daemoncore.security import issue_token, load_signing_key, write_token
+
+JOBS_PER_USER = 3
+JOB = "executable = /bin/sleep\narguments = 1\nhold = true\nlog = {user}.log\nrequest_cpus = 1\n" \
+      "request_memory = 64M\nqueue {count}\n"
+
+
+@pytest.fixture(scope="module")
+def shared_pool(tmp_path_factory):
+    """A personal pool of two 1-CPU pieces, with a token for alice and one for bob."""
+    home = tmp_path_factory.mktemp("home")
+    env = isolated_env(home)
+    env["_ROOST_NUM_CPUS"] = "2"
+    directory = home / "pool"
+    try:
+        roost(env, "pool", "up", "--dir", str(directory))
+        config_file = str(directory / "config")
+        config = Config.load(config_file, env={**env, "ROOST_CONFIG": config_file})
+        key = load_signing_key(config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE"))
+        domain = config.param("TRUST_DOMAIN") or "pool"
+        users = {}
+        for user in ("alice", "bob"):
+            path = str(home / f"{user}.token")
+            write_token(path, issue_token(key, f"{user}@{domain}", ["READ", "WRITE"], issuer=domain))
+            users[user] = {**env, "ROOST_TOKEN": path}
+        yield {"env": env, "users": users, "domain": domain, "home": home}
+    finally:
+        roost(env, "pool", "down", "--dir", str(directory), check=False)
+
+
+def run_span(log_path) -> tuple[float, float]:
+    """The first Execute time and the last Terminated time in an event log."""
+    events = list(JobEventLog(str(log_path)).events(stop_after=0))
+    starts = [event.timestamp for event in events if event.type == JobEventType.EXECUTE]
+    ends = [event.timestamp for event in events if event.type == JobEventType.JOB_TERMINATED]
+    return min(starts), max(ends)
+
+
+def terminated(log_path) -> int:
+    """How many jobs of the event log at ``log_path`` have terminated."""
+    if not log_path.exists():
+        return 0
+    return sum(event.type == JobEventType.JOB_TERMINATED for event in JobEventLog(str(log_path)).events(stop_after=0))
+
+
+def test_the_better_priority_user_gets_the_slots_first(shared_pool, tmp_path, monkeypatch):
+    """With alice's factor 1000 times the default (bob's), bob's jobs all finish before alice's first starts."""
+    monkeypatch.chdir(tmp_path)
+    env, users = shared_pool["env"], shared_pool["users"]
+    roost(env, "userprio", "-setfactor", f"alice@{shared_pool['domain']}", "1000000")
+    clusters = {}
+    for user in ("alice", "bob"):  # alice first: first come would favour her
+        (tmp_path / f"{user}.sub").write_text(JOB.format(user=user, count=JOBS_PER_USER))
+        clusters[user] = submitted_cluster(roost(users[user], "submit", f"{user}.sub"))
+    owners = roost(env, "q", "-allusers", "-af", "Owner").stdout.split()
+    assert sorted(set(owners)) == ["alice", "bob"]
+    roost(env, "release", "-all")  # both users' jobs become idle in one transaction
+    for user in ("alice", "bob"):
+        wait_for(lambda log=tmp_path / f"{user}.log": terminated(log) == JOBS_PER_USER, timeout=60)
+    alice_start, alice_end = run_span(tmp_path / "alice.log")
+    bob_start, bob_end = run_span(tmp_path / "bob.log")
+    assert bob_start <= alice_start
+    assert bob_end <= alice_start, (bob_start, bob_end, alice_start, alice_end)
+    rows = json.loads(roost(env, "userprio", "-allusers", "-json").stdout)
+    factors = {row["Name"]: row["PriorityFactor"] for row in rows}
+    assert factors[f"alice@{shared_pool['domain']}"] == 1000000.0
