@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from tests.integration.conftest import isolated_env, roost
-from tests.integration.test_jobs_files import submitted_cluster
+from tests.integration.conftest import roost
+from tests.integration.test_jobs_files import personal_pool, submitted_cluster
 from tests.integration.test_schedd import wait_for
 
 from bindings.eventlog import JobEventLog, JobEventType
@@ -25,24 +25,17 @@ JOB = "executable = /bin/sleep\narguments = 1\nhold = true\nlog = {user}.log\nre
 @pytest.fixture(scope="module")
 def shared_pool(tmp_path_factory):
     """A personal pool of two 1-CPU pieces, with a token for alice and one for bob."""
-    home = tmp_path_factory.mktemp("home")
-    env = isolated_env(home)
-    env["_ROOST_NUM_CPUS"] = "2"
-    directory = home / "pool"
-    try:
-        roost(env, "pool", "up", "--dir", str(directory))
-        config_file = str(directory / "config")
-        config = Config.load(config_file, env={**env, "ROOST_CONFIG": config_file})
+    with personal_pool(tmp_path_factory.mktemp("home"), {"_ROOST_NUM_CPUS": "2"}) as pool:
+        config_file = str(pool["dir"] / "config")
+        config = Config.load(config_file, env={**pool["env"], "ROOST_CONFIG": config_file})
         key = load_signing_key(config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE"))
         domain = config.param("TRUST_DOMAIN") or "pool"
         users = {}
         for user in ("alice", "bob"):
-            path = str(home / f"{user}.token")
+            path = str(pool["home"] / f"{user}.token")
             write_token(path, issue_token(key, f"{user}@{domain}", ["READ", "WRITE"], issuer=domain))
-            users[user] = {**env, "ROOST_TOKEN": path}
-        yield {"env": env, "users": users, "domain": domain, "home": home}
-    finally:
-        roost(env, "pool", "down", "--dir", str(directory), check=False)
+            users[user] = {**pool["env"], "ROOST_TOKEN": path}
+        yield {**pool, "users": users, "domain": domain}
 
 
 def run_span(log_path) -> tuple[float, float]:
