@@ -4,6 +4,7 @@ touched, and `roost pool down` afterwards whatever happened."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -34,15 +35,12 @@ def roost(env, *args, check=True, timeout=60):
     return done
 
 
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory, request):
-    """A running personal pool: its env, directory and address-file facts. A test
-    module may set ``POOL_DAEMON_LIST`` to run only some daemons."""
-    home = tmp_path_factory.mktemp("home")
-    env = isolated_env(home)
-    daemons = getattr(request.module, "POOL_DAEMON_LIST", None)
-    if daemons:
-        env["_ROOST_DAEMON_LIST"] = daemons
+@contextlib.contextmanager
+def personal_pool(home, overrides: dict | None = None):
+    """A pool started by `roost pool up` in ``home`` with ``overrides`` added to its
+    environment; while it runs, this process's HOME and ROOST_CONFIG point at it, so
+    the bindings find it. Stopped with `roost pool down` whatever happens."""
+    env = {**isolated_env(home), **(overrides or {})}
     directory = home / "pool"
     try:
         roost(env, "pool", "up", "--dir", str(directory))
@@ -55,3 +53,15 @@ def pool(tmp_path_factory, request):
             yield {"env": env, "dir": directory, "facts": facts, "home": home, "patch": patch}
     finally:
         roost(env, "pool", "down", "--dir", str(directory), check=False)
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory, request):
+    """A running personal pool for the test module. A module may set ``POOL_ENV`` (extra
+    environment, e.g. ``{"_ROOST_NUM_CPUS": "2"}``) and ``POOL_DAEMON_LIST``."""
+    overrides = dict(getattr(request.module, "POOL_ENV", {}))
+    daemons = getattr(request.module, "POOL_DAEMON_LIST", None)
+    if daemons:
+        overrides["_ROOST_DAEMON_LIST"] = daemons
+    with personal_pool(tmp_path_factory.mktemp("home"), overrides) as running:
+        yield running

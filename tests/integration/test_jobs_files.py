@@ -5,11 +5,10 @@ holds the job with a reason a person can act on."""
 
 from __future__ import annotations
 
-import contextlib
 
 import pytest
 
-from tests.integration.conftest import isolated_env, roost
+from tests.integration.conftest import roost
 from tests.integration.test_schedd import wait_for
 
 import bindings as htcondor
@@ -40,25 +39,6 @@ log = job.log
 request_memory = 64M
 queue
 """
-
-
-@contextlib.contextmanager
-def personal_pool(home, overrides: dict):
-    """A pool started by `roost pool up` in ``home`` with ``overrides`` added to its
-    environment; while it runs, this process's HOME and ROOST_CONFIG point at it, so
-    the bindings find it. Stopped with `roost pool down` whatever happens."""
-    env = {**isolated_env(home), **overrides}
-    directory = home / "pool"
-    try:
-        roost(env, "pool", "up", "--dir", str(directory))
-        with pytest.MonkeyPatch.context() as patch:
-            for key in ("ROOST_TOKEN", "XDG_DATA_HOME", "COLLECTOR_HOST"):
-                patch.delenv(key, raising=False)
-            patch.setenv("HOME", env["HOME"])
-            patch.setenv("ROOST_CONFIG", env["ROOST_CONFIG"])
-            yield {"env": env, "dir": directory, "home": home}
-    finally:
-        roost(env, "pool", "down", "--dir", str(directory), check=False)
 
 
 def submitted_cluster(done) -> int:

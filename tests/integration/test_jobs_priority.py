@@ -10,7 +10,8 @@ import json
 import pytest
 
 from tests.integration.conftest import roost
-from tests.integration.test_jobs_files import personal_pool, submitted_cluster
+from tests.integration.conftest import personal_pool
+from tests.integration.test_jobs_files import submitted_cluster
 from tests.integration.test_schedd import wait_for
 
 from bindings.eventlog import JobEventLog, JobEventType

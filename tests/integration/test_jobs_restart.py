@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from tests.integration.conftest import roost
-from tests.integration.test_jobs_files import event_types, personal_pool, submitted_cluster
+from tests.integration.conftest import personal_pool
+from tests.integration.test_jobs_files import event_types, submitted_cluster
 from tests.integration.test_jobs_queue import alive, read_pid
 from tests.integration.test_schedd import wait_for
 

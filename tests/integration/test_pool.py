@@ -19,11 +19,10 @@ from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.errors import RemoteError, Unreachable
 from tests.integration.conftest import isolated_env, roost
 
-NOW = int(time.time())
 SLOTS = [
     {"Name": f"slot{n}@node{m}.example.org", "Machine": f"node{m}.example.org", "OpSys": "LINUX",
      "Arch": "X86_64", "State": "Claimed" if n == 1 else "Unclaimed", "Activity": "Busy" if n == 1 else "Idle",
-     "LoadAvg": 0.5 * n, "Memory": 1024 * n, "Cpus": 1, "EnteredCurrentActivity": NOW - 3661}
+     "LoadAvg": 0.5 * n, "Memory": 1024 * n, "Cpus": 1}
     for m in (1, 2) for n in (1, 2)
 ]
 
@@ -43,6 +42,10 @@ def as_user(pool):
 @pytest.fixture(scope="module")
 def slots(pool):
     as_daemon(pool)
+    # an hour and a minute in the current activity, counted from when they are advertised
+    entered = int(time.time()) - 3661
+    for slot in SLOTS:
+        slot["EnteredCurrentActivity"] = entered
     bindings.Collector().advertise(SLOTS, "UPDATE_STARTD_AD")
     as_user(pool)
     return SLOTS

@@ -20,23 +20,8 @@ from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.errors import RemoteError, Unreachable
 
 
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory):
-    """A personal pool whose periodic expressions run every second."""
-    home = tmp_path_factory.mktemp("home")
-    env = isolated_env(home)
-    env.update({"_ROOST_PERIODIC_EXPR_INTERVAL": "1", "_ROOST_SCHEDD_INTERVAL": "2"})
-    directory = home / "pool"
-    try:
-        roost(env, "pool", "up", "--dir", str(directory))
-        with pytest.MonkeyPatch.context() as patch:
-            for key in ("ROOST_TOKEN", "XDG_DATA_HOME", "COLLECTOR_HOST"):
-                patch.delenv(key, raising=False)
-            patch.setenv("HOME", env["HOME"])
-            patch.setenv("ROOST_CONFIG", env["ROOST_CONFIG"])
-            yield {"env": env, "dir": directory, "home": home}
-    finally:
-        roost(env, "pool", "down", "--dir", str(directory), check=False)
+#: Periodic expressions run every second, and ads go out every two.
+POOL_ENV = {"_ROOST_PERIODIC_EXPR_INTERVAL": "1", "_ROOST_SCHEDD_INTERVAL": "2"}
 
 
 @pytest.fixture
