@@ -174,14 +174,35 @@ def remove_sandbox(path: str) -> None:
         shutil.rmtree(path, onerror=make_writable_and_retry)
 
 
+def kill_processes_in(directory: str) -> list[int]:
+    """SIGKILL every process of this user whose working directory is ``directory`` or
+    below it: the jobs a startd killed with SIGKILL left running; the pids killed."""
+    import psutil
+
+    root = os.path.realpath(directory) + os.sep
+    killed = []
+    for proc in psutil.process_iter(["pid", "uids"]):
+        try:
+            if proc.info["uids"] is None or proc.info["uids"].real != os.getuid():
+                continue
+            if (os.path.realpath(proc.cwd()) + os.sep).startswith(root):
+                proc.kill()
+                killed.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue  # gone meanwhile, or not ours to inspect
+    return killed
+
+
 def clean_leftover_sandboxes(execute_dir: str) -> list[str]:
-    """Remove every sandbox in ``execute_dir`` (run at start-up, before any job); the names removed."""
+    """Remove every sandbox in ``execute_dir`` (run at start-up, before any job), first
+    killing job processes still running in one; the names removed."""
     if not os.path.isdir(execute_dir):
         return []
     removed = []
     for name in sorted(os.listdir(execute_dir)):
         path = os.path.join(execute_dir, name)
         if name.startswith(SANDBOX_PREFIX) and os.path.isdir(path) and not os.path.islink(path):
+            kill_processes_in(path)
             remove_sandbox(path)
             removed.append(name)
     return removed
