@@ -158,14 +158,21 @@ class JobRun:
                                                     f" {exc}", FAILED_TO_CREATE_PROCESS, subcode))
         snapshot.update({n: v for n, v in snapshot_sandbox(self.sandbox).items()
                          if n in (sb.JOB_AD_FILE, sb.MACHINE_AD_FILE)})
-        if not await self._report("execute", self.execute_attrs):
-            self.kill("the schedd did not take the execute report")
-        self._start_usage_loop()
+        # the job runs while the execute report travels; every later report waits for it
+        reported = Deferred.fromCoroutine(self._report("execute", self.execute_attrs))
+        reported.addCallback(self._execute_reported)
         outcome: JobOutcome = await ended
+        await reported
         self._stop_usage_loop()
         if self.stopping or outcome.stopped:
             return await self._evicted(outcome)
         return await self._finish(outcome, snapshot, self.reactor.seconds() - started_at)
+
+    def _execute_reported(self, taken: bool) -> None:
+        if not taken:
+            self.kill("the schedd did not take the execute report")
+        elif self.starter is not None and self.starter.pid is not None and not self.stopping:
+            self._start_usage_loop()
 
     async def _fetch_input(self, plan) -> dict:
         with tempfile.TemporaryFile(dir=self.settings.execute_dir, prefix=".input-") as spool:

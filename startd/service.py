@@ -56,14 +56,22 @@ class StartdService(DaemonService):
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed)
         self._pending_advertise = None
         self._advertised: set[str] = set()
+        self._token: str | None = None
+        self._token_renew_at = 0.0
 
     # --- identity and ads ---
 
     def token(self) -> str:
-        """A fresh DAEMON token of this startd's, for calls to the collector and schedds."""
-        lifetime = max(self.settings.request_timeout * 4, 300)
-        return issue_token(self.key, f"startd@{self.settings.trust_domain}", ["DAEMON"],
-                           lifetime=lifetime, now=self.reactor.seconds())
+        """A DAEMON token of this startd's, for calls to the collector and schedds: the
+        same one until half its lifetime is gone, then a fresh one (signing one per
+        call cost a job's several reports each a signature)."""
+        now = self.reactor.seconds()
+        if self._token is None or now >= self._token_renew_at:
+            lifetime = max(self.settings.request_timeout * 4, 300)
+            self._token = issue_token(self.key, f"startd@{self.settings.trust_domain}", ["DAEMON"],
+                                      lifetime=lifetime, now=now)
+            self._token_renew_at = now + lifetime / 2
+        return self._token
 
     def address_attributes(self) -> dict[str, str]:
         """Where this startd answers: ``MyAddress`` and ``StartdIpAddr`` as ``<host:port>``."""
