@@ -15,19 +15,19 @@ import stat
 
 import attrs
 import classad
-from twisted.internet import defer, error, process, protocol, task
-from twisted.python.failure import Failure
+from twisted.internet import defer, error, task
 
 from startd import sandbox as sb
 from startd.errors import StarterError
 from startd.job_command import job_argv, job_environment
+from startd.spawn import JobProcess
 from startd.usage import Usage, sample_tree, tree_processes
 
 DEFAULT_VACATE_TIME = 600.0
 DEFAULT_SAMPLE_INTERVAL = 5.0
-#: How often to check for the job's exit ourselves, in case a SIGCHLD was missed
-#: (it happens when the child exits while the reactor is not running, as between tests).
-REAP_CHECK_INTERVAL = 0.5
+#: The first usage sample comes this soon (or at the sample interval if shorter):
+#: a job as short as /bin/true ends first and costs no sampling at all.
+FIRST_SAMPLE_DELAY = 1.0
 DEVNULL = "/dev/null"
 
 
@@ -74,32 +74,6 @@ def gpu_environment(machine_ad: classad.ClassAd) -> dict[str, str]:
     return found
 
 
-class SessionProcess(process.Process):
-    """A child process that starts its own session and process group (its pid is the group id)."""
-
-    #: The child's pid, kept after Twisted reaps it (and clears ``pid``), which for a
-    #: job as quick as /bin/true can happen before the constructor returns.
-    started_pid: int | None = None
-
-    def _setupChild(self, *args, **kwargs):  # noqa: N802 - Twisted's hook, run in the child
-        os.setsid()
-        return super()._setupChild(*args, **kwargs)
-
-    def _fork(self, *args, **kwargs):
-        super()._fork(*args, **kwargs)
-        self.started_pid = self.pid
-
-
-class _JobProtocol(protocol.ProcessProtocol):
-    """Fires ``ended`` with the exit status when the job process is gone."""
-
-    def __init__(self) -> None:
-        self.ended: defer.Deferred = defer.Deferred()
-
-    def processEnded(self, reason: Failure) -> None:  # noqa: N802 - Twisted's name
-        self.ended.callback(reason.value)
-
-
 def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str,
                 transferred: bool = False) -> str:
     value = job.eval(attr) if attr in job else None
@@ -122,7 +96,7 @@ class Starter:
     says stdio follows file transfer's names (stdout in ``_condor_stdout``).
     """
 
-    process_class: type[SessionProcess] = SessionProcess
+    process_class: type[JobProcess] = JobProcess
 
     def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
                  input_files: tuple[str, ...] = (), vacate_time: float = DEFAULT_VACATE_TIME,
@@ -143,8 +117,8 @@ class Starter:
         self.usage = Usage()
         self.stopped = False
         self._sampler: task.LoopingCall | None = None
-        self._reaper: task.LoopingCall | None = None
         self._kill_call = None
+        self._first_sample = None
 
     def _label(self) -> str:
         cluster = self.job.eval("ClusterId") if "ClusterId" in self.job else 0
@@ -206,22 +180,24 @@ class Starter:
         fds = [os.open(stdin, os.O_RDONLY),
                os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
                os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)]
-        proto = _JobProtocol()
         try:
-            proc = self.process_class(self.reactor, executable, argv, env, self.sandbox, proto,
-                                  childFDs={0: fds[0], 1: fds[1], 2: fds[2]})
+            proc = self.process_class(self.reactor, executable, argv, env, self.sandbox, fds)
+        except BaseException:
+            sb.remove_sandbox(self.sandbox)
+            raise
         finally:
             for fd in fds:
                 os.close(fd)
-        self.pid = proc.started_pid
-        self._sample()
+        self.pid = proc.pid
         self._sampler = task.LoopingCall(self._sample)
         self._sampler.clock = self.reactor
-        self._sampler.start(self.sample_interval, now=False)
-        self._reaper = task.LoopingCall(proc.reapProcess)
-        self._reaper.clock = self.reactor
-        self._reaper.start(REAP_CHECK_INTERVAL, now=False)
-        return proto.ended.addCallback(self._finished, before, skip)
+        self._first_sample = self.reactor.callLater(min(FIRST_SAMPLE_DELAY, self.sample_interval),
+                                                    self._start_sampling)
+        return proc.ended.addCallback(self._finished, before, skip)
+
+    def _start_sampling(self) -> None:
+        if self.pid is not None and not self._sampler.running:
+            self._sampler.start(self.sample_interval, now=True)
 
     def _sample(self) -> None:
         if self.pid is not None:
@@ -257,11 +233,11 @@ class Starter:
         self._signal_tree(signal.SIGKILL)
 
     def _finished(self, status: Exception, before: sb.Snapshot, skip: set[str]) -> JobOutcome:
-        for loop in (self._sampler, self._reaper):
-            if loop is not None and loop.running:
-                loop.stop()
-        if self._kill_call is not None and self._kill_call.active():
-            self._kill_call.cancel()
+        if self._sampler is not None and self._sampler.running:
+            self._sampler.stop()
+        for call in (self._kill_call, self._first_sample):
+            if call is not None and call.active():
+                call.cancel()
         try:
             os.killpg(self.pid, signal.SIGKILL)  # whatever the job left running in its group
         except (ProcessLookupError, PermissionError):

@@ -12,7 +12,8 @@ from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
 from startd.errors import StarterError
-from startd.starter import SessionProcess, Starter, gpu_environment
+from startd.spawn import JobProcess
+from startd.starter import Starter, gpu_environment
 
 
 def job(cmd, **attrs):
@@ -131,10 +132,12 @@ class StarterTests(unittest.TestCase):
         """A job that has exited before Twisted first tries to reap it (so it is reaped
         inside spawning) still ends with its exit code, not a lost run."""
 
-        class SlowToLook(SessionProcess):
-            def _fork(self, *args, **kwargs):
-                super()._fork(*args, **kwargs)
-                time.sleep(0.3)  # the child exits before registerReapProcessHandler looks
+        class SlowToLook(JobProcess):
+            @staticmethod
+            def _start(*args):
+                child = JobProcess._start(*args)
+                time.sleep(0.3)  # the child exits before it is registered for reaping
+                return child
 
         class Quick(Starter):
             process_class = SlowToLook

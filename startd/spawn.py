@@ -1,0 +1,86 @@
+"""Starting a job's process cheaply and learning of its exit under Twisted.
+
+``subprocess`` starts the child with vfork (no copy of the startd's page tables,
+which made a fork cost several milliseconds per job), in a new session so the
+whole tree can be signalled as one group. Twisted's SIGCHLD handling reaps it:
+the child is registered as a reap handler, so its exit fires :attr:`JobProcess.ended`
+with Twisted's own ``ProcessDone``/``ProcessTerminated``; a timer looks as well, in
+case a SIGCHLD was missed (as when the reactor was not running at the time).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from twisted.internet import error, process, task
+from twisted.internet.defer import Deferred
+
+#: How often to check for the child's exit ourselves, besides SIGCHLD.
+REAP_CHECK_INTERVAL = 0.5
+
+
+def exit_reason(status: int) -> Exception:
+    """Twisted's reason for a wait status: ``ProcessDone`` for exit 0, else
+    ``ProcessTerminated`` with the exit code or the signal."""
+    if os.WIFSIGNALED(status):
+        return error.ProcessTerminated(None, os.WTERMSIG(status), status)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    if code == 0:
+        return error.ProcessDone(status)
+    return error.ProcessTerminated(code, None, status)
+
+
+# Mutable: a child process from its start until it is reaped.
+class JobProcess:
+    """``argv`` run from ``executable`` in ``cwd`` with ``env``, standard streams on
+    the three file descriptors ``stdio``, in its own session (its pid is the group id);
+    ``reactor`` runs the fallback exit check.
+
+    Raises:
+        OSError: (from the constructor) the executable could not be run.
+    """
+
+    def __init__(self, reactor, executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
+                 stdio: Sequence[int]) -> None:
+        self.ended: Deferred = Deferred()
+        self._child = self._start(executable, argv, env, cwd, stdio)
+        self.pid: int = self._child.pid
+        self._check = task.LoopingCall(self.reapProcess)
+        self._check.clock = reactor
+        # reaps at once (calling processEnded) if the child is already gone
+        process.registerReapProcessHandler(self.pid, self)
+        if not self.ended.called:
+            self._check.start(REAP_CHECK_INTERVAL, now=False)
+
+    @staticmethod
+    def _start(executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
+               stdio: Sequence[int]) -> subprocess.Popen:
+        return subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=cwd,
+                                stdin=stdio[0], stdout=stdio[1], stderr=stdio[2],
+                                start_new_session=True, close_fds=True)
+
+    def reapProcess(self) -> None:  # noqa: N802 - the name Twisted's reaper calls
+        """Collect the child's exit if it has ended (called on SIGCHLD and by a fallback timer)."""
+        if self.ended.called:
+            return
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.pid, 0
+        if pid:
+            process.unregisterReapProcessHandler(self.pid, self)
+            self.processEnded(status)
+
+    def processEnded(self, status: int) -> None:  # noqa: N802 - the name Twisted's reaper calls
+        """The child is reaped: remember it (so ``subprocess`` leaves it alone) and fire ``ended``."""
+        if self.ended.called:
+            return
+        self._child.returncode = os.waitstatus_to_exitcode(status) if status else 0
+        if self._check.running:
+            self._check.stop()
+        self.ended.callback(exit_reason(status))
+
+
+__all__ = ["JobProcess", "exit_reason"]
