@@ -32,7 +32,9 @@ from schedd import states
 from schedd.errors import InvalidTransitionError, JobNotFoundError
 from schedd.eventlog import Event, EventType, format_usage
 from schedd.states import ExitRecord, JobId, JobStatus, Transition, now_from
-from shadow.transfer import TransferError, input_attributes, output_attributes, receive_output, send_input
+from shadow.transfer import (TransferError, input_attributes, input_plan, output_attributes, output_plan,
+                             receive_output, send_input)
+from shadow.transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_small
 
 #: HTCondor's default ``JobLeaseDuration`` (40 minutes).
 DEFAULT_LEASE_SECONDS = 2400.0
@@ -253,7 +255,11 @@ class Shadow:
         (code 13) and fails with Conflict so the starter gives up."""
         self.heard_from_starter()
         ad = self._job_ad()
-        sending = self.host.run_blocking(send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
+        try:
+            light = input_send_is_light(input_plan(ad))
+        except TransferError:
+            light = True  # send_input raises the same error, inline, and the job is held
+        sending = self._blocking(light, send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
         sending.addCallbacks(lambda sent: StreamReply(self._input_chunks(sent.stream)),
                              self._transfer_failed, errbackArgs=("input",))
         return sending
@@ -269,15 +275,27 @@ class Shadow:
         with ``{"files", "bytes"}``; a failure holds the job (code 12) and fails with Conflict."""
         self.heard_from_starter()
         ad = self._job_ad()
-        receiving = self.host.run_blocking(self._unpack_output, body, ad)
+        try:
+            light = stream_is_small(len(body), output_plan(ad))
+        except TransferError:
+            light = True
+        receiving = self._blocking(light, self._unpack_output, body, ad)
         receiving.addCallbacks(self._output_received, self._transfer_failed, errbackArgs=("output",))
         return receiving
 
     def _unpack_output(self, body: bytes, ad: ClassAd):
+        if not outputs_go_to_urls(output_plan(ad)):  # staging only holds outputs bound for URLs
+            return receive_output(io.BytesIO(body), ad, None, s3_endpoint_url=self.s3_endpoint_url)
         if self.staging_root:
             os.makedirs(self.staging_root, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=f"output-{self.job_id}-", dir=self.staging_root) as staging:
             return receive_output(io.BytesIO(body), ad, staging, s3_endpoint_url=self.s3_endpoint_url)
+
+    def _blocking(self, light: bool, function: Callable, *args: Any, **kwargs: Any) -> Deferred:
+        """Run a transfer step inline when ``light``, else through the host's thread pool."""
+        if light:
+            return maybeDeferred(function, *args, **kwargs)
+        return self.host.run_blocking(function, *args, **kwargs)
 
     def _output_received(self, stats) -> dict:
         if not self.ended:

@@ -19,11 +19,12 @@ from typing import Any
 import attrs
 import classad
 from twisted.internet import task
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.logger import Logger
 
 from daemoncore.wire.errors import RemoteError, Unreachable
-from shadow.transfer import TransferError, input_plan, receive_input, send_output
+from shadow.transfer import TransferError, input_plan, output_plan, receive_input, send_output
+from shadow.transfer.inline import INLINE_BYTES, sandbox_is_small, stream_is_small
 from shadow.transfer.resolve import snapshot_sandbox
 from startd import sandbox as sb
 from startd.errors import StarterError
@@ -33,6 +34,8 @@ from startd.starter import JobOutcome, Starter
 #: HTCondor's HoldReasonCode 6, FailedToCreateProcess.
 FAILED_TO_CREATE_PROCESS = 6
 DEFAULT_USAGE_INTERVAL = 300.0
+#: The reports after which a run has nothing more to tell the schedd.
+FINAL_REPORTS = frozenset({"exit", "evicted", "hold"})
 
 _log = Logger()
 
@@ -96,6 +99,9 @@ class JobRun:
         self.sandbox: str | None = None
         self._forceful = False
         self._usage_loop: task.LoopingCall | None = None
+        #: The run's last report (exit, evicted or hold) is on its way: once the schedd
+        #: has it, it may activate the claim again before this run has wound up.
+        self.final_report_sent = False
 
     # --- stopping ---
 
@@ -175,16 +181,18 @@ class JobRun:
             self._start_usage_loop()
 
     async def _fetch_input(self, plan) -> dict:
-        with tempfile.TemporaryFile(dir=self.settings.execute_dir, prefix=".input-") as spool:
-            await self.link.fetch_input(spool)
+        with tempfile.SpooledTemporaryFile(INLINE_BYTES, dir=self.settings.execute_dir, prefix=".input-") as spool:
+            size = await self.link.fetch_input(spool)
             spool.seek(0)
-            received = await self.run_blocking(receive_input, spool, self.sandbox, plan)
+            received = await self._blocking(stream_is_small(size, plan), receive_input, spool, self.sandbox, plan)
         return dict(received.snapshot)
 
     async def _finish(self, outcome: JobOutcome, snapshot: dict, wall: float) -> Ending:
         try:
-            with tempfile.TemporaryFile(dir=self.settings.execute_dir, prefix=".output-") as spool:
-                await self.run_blocking(_pack_output, self.job, self.sandbox, snapshot, spool)
+            with tempfile.SpooledTemporaryFile(INLINE_BYTES, dir=self.settings.execute_dir,
+                                               prefix=".output-") as spool:
+                light = sandbox_is_small(self.sandbox, output_plan(self.job))
+                await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool)
                 await self.link.send_output(spool)
         except TransferError as exc:
             return await self._hold(exc.hold_attributes())
@@ -193,6 +201,11 @@ class JobRun:
             return Ending.LOST
         await self._report("exit", exit_attributes(outcome, wall))
         return Ending.EXITED
+
+    def _blocking(self, light: bool, function: Callable, *args: Any) -> Deferred:
+        """Run a transfer step inline when ``light`` (a thread hop costs more than a small
+        step), else in the thread pool."""
+        return maybeDeferred(function, *args) if light else self.run_blocking(function, *args)
 
     async def _evicted(self, outcome: JobOutcome | None) -> Ending:
         attrs_ = {"Reason": self.stop_reason or "the job was stopped on the execute machine"}
@@ -208,6 +221,8 @@ class JobRun:
 
     async def _report(self, event: str, attrs_: dict) -> bool:
         """Post one update; a failure is logged, not raised (the schedd's lease covers it)."""
+        if event in FINAL_REPORTS:
+            self.final_report_sent = True
         try:
             await self.link.update(event, attrs_)
             return True

@@ -109,8 +109,12 @@ class StartdRoutes:
         return JsonReply({"claim_id": grant.claim_id, "slot_name": grant.slot_name,
                           "slot_ad": ad_to_json(self._slot_ad(slot))})
 
-    def activate(self, request: ApiRequest) -> JsonReply:
-        """ACTIVATE: start the job on the claim; the run reports to the schedd on its own."""
+    def activate(self, request: ApiRequest) -> JsonReply | Deferred:
+        """ACTIVATE: start the job on the claim; the run reports to the schedd on its own.
+
+        The schedd activates the next job as soon as it has taken the last one's final
+        report, so the activation may come before that report's answer has ended the run
+        here: it then waits for the run's end instead of being refused."""
         body = request.json()
         reject_unknown(body, {"claim_id", "job_id", "job_ad", "transfer_key", "schedd_address"})
         claim_id = take(body, "claim_id", str)
@@ -118,6 +122,15 @@ class StartdRoutes:
         transfer_key = take(body, "transfer_key", str)
         schedd_address = take(body, "schedd_address", str)
         job = _job_ad(body)
+        finishing = self.runs.get(claim_id)
+        if finishing is not None and getattr(finishing, "final_report_sent", False):
+            waited: Deferred = Deferred()
+            self.run_endings[claim_id].addBoth(lambda ending: (waited.callback(None), ending)[1])
+            return waited.addCallback(lambda _: self._start(claim_id, job_id, job, transfer_key, schedd_address))
+        return self._start(claim_id, job_id, job, transfer_key, schedd_address)
+
+    def _start(self, claim_id: str, job_id: str, job: classad.ClassAd, transfer_key: str,
+               schedd_address: str) -> JsonReply:
         try:
             slot = self.table.activate(claim_id, job)
         except (ClaimError, SlotStateError) as exc:

@@ -12,7 +12,8 @@ from daemoncore.config import Config
 from daemoncore.security import issue_token
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
-from daemoncore.wire.server import ApiResource, make_site
+from daemoncore.wire.server import ApiRequest, ApiResource, make_site
+from daemoncore.wire.startd_routes import ACTIVATE
 from startd.job_run import Ending
 from startd.routes import StartdRoutes, remote_user_of
 from startd.slot_types import plan_slots
@@ -141,6 +142,27 @@ def test_activate_runs_the_job_and_its_end_keeps_the_claim_for_the_next_job(star
     assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Idle"
     assert activate(startd, grant, "4.1").status == 200
     assert startd["runs"][-1].job_id == "4.1"
+
+
+def test_activation_that_overtakes_the_last_runs_end_waits_for_it(startd):
+    """Once a run's final report is out, the schedd may activate the claim again before
+    the answer has ended the run here: the activation waits for that end, then starts."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    run.final_report_sent = True
+    body = {"claim_id": grant["claim_id"], "job_id": "4.1", "job_ad": job(), "transfer_key": "t" * 32,
+            "schedd_address": "<127.0.0.1:9618>"}
+    waiting = startd["routes"].activate(request_for(body))
+    assert not waiting.called and len(startd["runs"]) == 1
+    run.end()
+    assert waiting.result.body == {"started": True}
+    assert startd["runs"][-1].job_id == "4.1"
+    assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Busy"
+
+
+def request_for(body):
+    return ApiRequest(ACTIVATE, {}, {}, json.dumps(body).encode(), None)
 
 
 def test_vacate_stops_the_job_gracefully_and_its_end_returns_the_resources(startd):
