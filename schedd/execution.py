@@ -291,7 +291,7 @@ class Execution(app_service.Service):
     # --- the queue, seen from here ---
     def _free_idle_jobs(self, owner: str) -> Iterator[tuple[JobId, ClassAd]]:
         """The owner's idle jobs in queue order, leaving out those being started."""
-        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner):
+        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner, status=JobStatus.IDLE):
             job_id = job_id_of(ad)
             if job_id not in self._starting and job_id not in self.shadows:
                 yield job_id, ad

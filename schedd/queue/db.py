@@ -122,8 +122,11 @@ class QueueDatabase:
         return _job_row(row) if row else None
 
     def find_jobs(self, cluster_id: int | None = None, owner: str | None = None,
-                  page_size: int = PAGE_SIZE) -> Iterator[JobRow]:
-        """Every proc (of one cluster, or one owner) in id order, read page by page."""
+                  page_size: int = PAGE_SIZE, status: int | None = None,
+                  first_page: int | None = None) -> Iterator[JobRow]:
+        """Every proc (of one cluster, one owner, one status) in id order, read page by
+        page; pages start at ``first_page`` rows (when given) and double up to
+        ``page_size``, so a reader that wants the first few reads only those."""
         where, params = [], []
         if cluster_id is not None:
             where.append("cluster_id = ?")
@@ -131,17 +134,22 @@ class QueueDatabase:
         if owner is not None:
             where.append("owner = ?")
             params.append(owner)
+        if status is not None:
+            where.append("status = ?")
+            params.append(int(status))
         after = (-1, -1)
+        size = min(first_page or page_size, page_size)
         while True:
             clauses = where + ["(cluster_id, proc_id) > (?, ?)"]
             sql = ("SELECT cluster_id, proc_id, status, owner, attrs FROM jobs WHERE "
                    + " AND ".join(clauses) + " ORDER BY cluster_id, proc_id LIMIT ?")
-            rows = self.db.execute(sql, params + list(after) + [page_size]).fetchall()
+            rows = self.db.execute(sql, params + list(after) + [size]).fetchall()
             for row in rows:
                 yield _job_row(row)
-            if len(rows) < page_size:
+            if len(rows) < size:
                 return
             after = (rows[-1][0], rows[-1][1])
+            size = min(size * 2, page_size)
 
     def set_job(self, cluster_id: int, proc_id: int, status: int, owner: str | None, attrs_text: str) -> None:
         """Replace one proc's status, owner and differences."""

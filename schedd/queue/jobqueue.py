@@ -24,6 +24,9 @@ from schedd.queue.selection import JobSelection
 from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, merge_texts, value_in
 from schedd.states import ClockLike, JobId, JobStatus, Transition, now_from
 
+#: Rows in the first page of a query by status (later pages double).
+FIRST_STATUS_PAGE = 16
+
 #: The queue's file in the spool directory.
 QUEUE_FILE = "job_queue.sqlite3"
 
@@ -147,21 +150,27 @@ class JobQueue:
         return self._ad_of(row)
 
     def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
-              limit: int = -1, owner: str | None = None) -> Iterator[ClassAd]:
+              limit: int = -1, owner: str | None = None, status: JobStatus | None = None) -> Iterator[ClassAd]:
         """Stream the job ads matching ``constraint`` in id order, each cut down to
         ``projection`` when one is given, stopping after ``limit`` ads (-1: all).
+        ``owner`` and ``status`` narrow the rows read through the queue's index; with
+        ``status`` the first rows come a few at a time (the claim-reuse path takes the
+        first idle job after every exit).
 
         Raises:
             BadConstraintError: the constraint does not parse (raised at once).
         """
         predicate = compile_constraint(constraint)
         wanted = [name for name in projection]
-        return self._stream(predicate, wanted, limit, owner)
+        return self._stream(predicate, wanted, limit, owner, status)
 
-    def _stream(self, predicate, wanted: list[str], limit: int, owner: str | None) -> Iterator[ClassAd]:
+    def _stream(self, predicate, wanted: list[str], limit: int, owner: str | None,
+                status: JobStatus | None = None) -> Iterator[ClassAd]:
         only = frozenset(name.lower() for name in wanted) if wanted and is_everything(predicate) else None
         sent = 0
-        for row in self.db.find_jobs(owner=owner):
+        rows = self.db.find_jobs(owner=owner) if status is None else \
+            self.db.find_jobs(owner=owner, status=int(status), first_page=FIRST_STATUS_PAGE)
+        for row in rows:
             if limit >= 0 and sent >= limit:
                 return
             cluster = self._cluster_entries(row.cluster_id)

@@ -76,6 +76,22 @@ def test_query_streams_as_a_generator(queue):
     assert sum(1 for _ in stream) == 4999
 
 
+def test_query_by_status_reads_only_jobs_in_that_status_a_few_rows_first(queue):
+    """``status`` narrows the rows read through the index, in id order across pages; the
+    first idle job after thousands of running ones comes without reading them."""
+    queue.submit_cluster(cluster_ad(), proc_ads(3000))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(2))
+    for proc in range(2990):
+        queue.transition(JobId(1, proc), start, "<10.0.0.2:9618>", slot_name="slot1@ep")
+    idle = queue.query(owner="alice", status=JobStatus.IDLE)
+    assert next(idle)["ProcId"] == 2990
+    assert [ad["ProcId"] for ad in idle] == list(range(2991, 3000))
+    assert len(list(queue.query(owner="alice", status=JobStatus.RUNNING))) == 2990
+    assert ids(queue.query(status=JobStatus.IDLE, limit=11))[-1] == (2, 0)
+    rows = queue.db.find_jobs(owner="alice", status=int(JobStatus.RUNNING), first_page=16, page_size=100)
+    assert [row.proc_id for row in rows] == list(range(2990))
+
+
 def test_bad_constraint_is_reported_before_streaming(queue):
     """A constraint that does not parse raises at once with the parser's message."""
     with pytest.raises(BadConstraintError, match="does not parse"):
