@@ -3,8 +3,8 @@ at the schedd to reporting its exit.
 
 Steps: make the sandbox; GET the input tar (JOB_INPUT) and unpack it; start the job
 (:class:`~startd.starter.Starter`); report ``execute``, then ``usage`` every update
-interval; when the job ends, POST its output tar (JOB_OUTPUT) and report ``exit``;
-remove the sandbox. A vacate stops the job and reports ``evicted`` instead. A
+interval; when the job ends, POST its output tar (JOB_OUTPUT, unless it holds no
+file) and report ``exit``; remove the sandbox. A vacate stops the job and reports ``evicted`` instead. A
 transfer or start failure on this side reports ``hold`` with the reason; a refusal
 from the schedd (it holds the job itself) just ends the run.
 """
@@ -23,8 +23,8 @@ from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.logger import Logger
 
 from daemoncore.wire.errors import RemoteError, Unreachable
-from shadow.transfer import TransferError, input_plan, output_plan, receive_input, send_output
-from shadow.transfer.inline import INLINE_BYTES, sandbox_is_small, stream_is_small
+from shadow.transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
+from shadow.transfer.inline import sandbox_is_small, stream_is_small
 from shadow.transfer.resolve import snapshot_sandbox
 from startd import sandbox as sb
 from startd.errors import StarterError
@@ -36,6 +36,8 @@ FAILED_TO_CREATE_PROCESS = 6
 DEFAULT_USAGE_INTERVAL = 300.0
 #: The reports after which a run has nothing more to tell the schedd.
 FINAL_REPORTS = frozenset({"exit", "evicted", "hold"})
+#: Input and output tar streams up to this size are spooled in memory, larger ones on disk.
+SPOOL_IN_MEMORY_BYTES = 8 << 20
 
 _log = Logger()
 
@@ -181,7 +183,8 @@ class JobRun:
             self._start_usage_loop()
 
     async def _fetch_input(self, plan) -> dict:
-        with tempfile.SpooledTemporaryFile(INLINE_BYTES, dir=self.settings.execute_dir, prefix=".input-") as spool:
+        with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
+                                           prefix=".input-") as spool:
             size = await self.link.fetch_input(spool)
             spool.seek(0)
             received = await self._blocking(stream_is_small(size, plan), receive_input, spool, self.sandbox, plan)
@@ -189,11 +192,12 @@ class JobRun:
 
     async def _finish(self, outcome: JobOutcome, snapshot: dict, wall: float) -> Ending:
         try:
-            with tempfile.SpooledTemporaryFile(INLINE_BYTES, dir=self.settings.execute_dir,
+            with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
                                                prefix=".output-") as spool:
                 light = sandbox_is_small(self.sandbox, output_plan(self.job))
-                await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool)
-                await self.link.send_output(spool)
+                sent = await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool)
+                if sent.files or sent.directories:  # an empty stream would change nothing there
+                    await self.link.send_output(spool)
         except TransferError as exc:
             return await self._hold(exc.hold_attributes())
         except (RemoteError, Unreachable) as exc:
@@ -248,9 +252,11 @@ class JobRun:
         return Deferred.fromCoroutine(self._report("usage", self.starter.usage.attributes()))
 
 
-def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into) -> None:
-    """Write the job's output tar to ``into`` and rewind it (runs in a thread)."""
-    for chunk in send_output(job, sandbox, snapshot):
+def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into) -> TransferStats:
+    """Write the job's output tar to ``into``, rewind it and say what it holds."""
+    stream = send_output(job, sandbox, snapshot)
+    for chunk in stream:
         into.write(chunk)
     into.flush()
     into.seek(0)
+    return stream.stats

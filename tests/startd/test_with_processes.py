@@ -40,6 +40,7 @@ class FakeSchedd:
     def __init__(self, staging):
         self.jobs = {}
         self.updates = []
+        self.outputs = []
         self.staging = staging
 
     def handlers(self):
@@ -58,6 +59,7 @@ class FakeSchedd:
         return StreamReply(iter(send_input(ad).stream))
 
     def job_output(self, request):
+        self.outputs.append(request.params["job_id"])
         stats = receive_output(io.BytesIO(request.body), self._job(request), self.staging)
         return JsonReply({"files": stats.files, "bytes": stats.bytes})
 
@@ -211,6 +213,7 @@ class StartdProcessTests(unittest.TestCase):
         self.assertEqual(await self.activate(grant, "1.0", job), {"started": True})
 
         await wait_until(lambda: "exit" in self.schedd.events("1.0"), "the exit report")
+        self.assertEqual(self.schedd.outputs, ["1.0"])
         events = self.schedd.events("1.0")
         self.assertEqual(events[0], "execute")
         self.assertEqual(self.schedd.attrs_of("1.0", "execute")["RemoteHost"], grant["slot_name"])
@@ -280,6 +283,20 @@ class StartdProcessTests(unittest.TestCase):
         self.assertIn("not a valid tar stream", hold["HoldReason"])
         self.assertEqual(self.schedd.events("3.0"), ["hold"])
         await wait_until(lambda: self._dslot_in(("Claimed", "Idle")), "the claim back to Claimed/Idle")
+
+    def test_a_job_that_leaves_no_output_sends_none_and_reports_its_exit(self):
+        """With nothing to send back, the starter skips JOB_OUTPUT and goes straight to
+        the exit report (an empty stream would change nothing at the schedd)."""
+        return defer.Deferred.fromCoroutine(self._no_output())
+
+    async def _no_output(self):
+        job = self.job_ad("4.0", "#!/bin/sh\nexit 0\n", Out="/dev/null", Err="/dev/null")
+        grant = await self.claim(job)
+        await self.activate(grant, "4.0", job)
+        await wait_until(lambda: "exit" in self.schedd.events("4.0"), "the exit report")
+        self.assertEqual(self.schedd.events("4.0"), ["execute", "exit"])
+        self.assertEqual(self.schedd.attrs_of("4.0", "exit")["ExitCode"], 0)
+        self.assertEqual(self.schedd.outputs, [])
 
     def _pids_file(self):
         for name in os.listdir(self.execute):
