@@ -69,3 +69,10 @@ def _print(config: Config, args: argparse.Namespace) -> int:
         else:
             print("\n".join(format_value(value, args.verbose)))
     return status
+
+
+def condor_config_val() -> int:
+    """The ``condor_config_val`` console entry point."""
+    import sys
+
+    return main(sys.argv[1:])
