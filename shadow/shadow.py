@@ -425,9 +425,13 @@ class Shadow:
     def _job_ad(self) -> ClassAd:
         ad = self._job_ad_or_none()
         if ad is None:
-            self._end(Ending.VACATE, "the job left the queue")
-            raise Conflict(f"job {self.job_id} is no longer in the queue")
+            raise self._left_queue()
         return ad
+
+    def _left_queue(self) -> Conflict:
+        """End (the job is gone from the queue) and give the refusal to raise."""
+        self._end(Ending.VACATE, "the job left the queue")
+        return Conflict(f"job {self.job_id} is no longer in the queue")
 
     def _job_ad_or_none(self) -> ClassAd | None:
         try:
@@ -436,7 +440,10 @@ class Shadow:
             return None
 
     def _status(self) -> JobStatus:
-        return states.status_of(self._job_ad())
+        try:
+            return self.host.queue.status_of(self.job_id)
+        except JobNotFoundError:
+            raise self._left_queue() from None
 
     def _apply(self, make: Callable, *args: Any, quiet: bool = False, **kwargs: Any) -> None:
         """Apply one queue change and record its event; a change that no longer fits

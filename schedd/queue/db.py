@@ -215,7 +215,8 @@ class QueueDatabase:
         if left_before is not None:
             dropped += self.db.execute("DELETE FROM history WHERE left_queue < ?", [left_before]).rowcount
         if keep_newest is not None:
+            # the id of the newest row to drop, found through the key: no scan of what stays
             dropped += self.db.execute(
-                "DELETE FROM history WHERE id NOT IN (SELECT id FROM history ORDER BY id DESC LIMIT ?)",
+                "DELETE FROM history WHERE id <= (SELECT id FROM history ORDER BY id DESC LIMIT 1 OFFSET ?)",
                 [max(keep_newest, 0)]).rowcount
         return dropped

@@ -149,6 +149,18 @@ class JobQueue:
             raise JobNotFoundError(f"job {job_id} is not in the queue")
         return self._ad_of(row)
 
+    def status_of(self, job_id: JobId) -> JobStatus:
+        """One job's ``JobStatus``, read from its row without decoding its ad (the shadow
+        asks on every report).
+
+        Raises:
+            JobNotFoundError: no such job in the queue.
+        """
+        row = self.db.get_job(job_id.cluster, job_id.proc)
+        if row is None:
+            raise JobNotFoundError(f"job {job_id} is not in the queue")
+        return JobStatus(row.status)
+
     def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
               limit: int = -1, owner: str | None = None, status: JobStatus | None = None) -> Iterator[ClassAd]:
         """Stream the job ads matching ``constraint`` in id order, each cut down to

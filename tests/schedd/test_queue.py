@@ -92,6 +92,16 @@ def test_query_by_status_reads_only_jobs_in_that_status_a_few_rows_first(queue):
     assert [row.proc_id for row in rows] == list(range(2990))
 
 
+def test_status_of_follows_transitions_and_refuses_unknown_jobs(queue):
+    """A job's status comes from its row and follows each transition."""
+    queue.submit_cluster(cluster_ad(), proc_ads(1))
+    assert queue.status_of(JobId(1, 0)) is JobStatus.IDLE
+    queue.transition(JobId(1, 0), start, "<10.0.0.2:9618>", slot_name="slot1@ep")
+    assert queue.status_of(JobId(1, 0)) is JobStatus.RUNNING
+    with pytest.raises(JobNotFoundError):
+        queue.status_of(JobId(9, 0))
+
+
 def test_bad_constraint_is_reported_before_streaming(queue):
     """A constraint that does not parse raises at once with the parser's message."""
     with pytest.raises(BadConstraintError, match="does not parse"):
