@@ -16,6 +16,7 @@ from twisted.internet.error import ConnectError, ConnectionClosed, TimeoutError
 from twisted.web.client import FileBodyProducer, ResponseFailed
 
 from daemoncore.wire.address import parse_address
+from daemoncore.wire.async_client import DIRECT_HTTP
 from daemoncore.wire.errors import Unreachable, remote_error_from
 from daemoncore.wire.route import Route
 from daemoncore.wire.schedd_routes import JOB_INPUT, JOB_OUTPUT, JOB_UPDATE, TRANSFER_KEY_HEADER
@@ -26,10 +27,11 @@ _NETWORK_ERRORS = (ConnectError, ConnectionClosed, TimeoutError, ResponseFailed)
 
 class ScheddLink:
     """Talks to the schedd at ``address`` about job ``job_id``; ``token`` gives a DAEMON
-    token for each call; ``http`` is treq or a stand-in such as ``StubTreq``."""
+    token for each call; ``http`` is the daemons' direct HTTP layer, treq, or a
+    stand-in such as ``StubTreq``."""
 
     def __init__(self, address: str, job_id: str, transfer_key: str, token: Callable[[], str], *,
-                 http=treq, timeout: float = DEFAULT_TIMEOUT) -> None:
+                 http=DIRECT_HTTP, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.address = parse_address(address)
         self.job_id = job_id
         self._token = token  # a fresh token per call, since a job may outlive any one token
