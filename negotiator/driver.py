@@ -3,7 +3,7 @@
 
 A cycle starts every ``NEGOTIATOR_INTERVAL`` and, after a RESCHEDULE or when the
 Submitter ads (looked at every ``NEGOTIATOR_MIN_INTERVAL``) show more idle jobs than
-the last cycle saw, as soon as ``NEGOTIATOR_MIN_INTERVAL`` has passed since the last
+the last cycle or look saw, as soon as ``NEGOTIATOR_MIN_INTERVAL`` has passed since the last
 one started. A cycle reads
 slots (public and private ads) and submitters from the collector, charges the
 accountant for the claimed slots, asks each submitter's schedd for its resource
@@ -167,8 +167,14 @@ class CycleDriver:
         return None
 
     def _demand_answered(self, wires: list) -> None:
-        if self._running is None and demand_grew(self._demand_seen, idle_by_submitter(wires)):
+        """Compare with the last look, not only the last cycle: idle counts fall as jobs
+        start, so new submits smaller than what the last cycle saw are growth too."""
+        if self._running is not None:
+            return
+        seen = idle_by_submitter(wires)
+        if demand_grew(self._demand_seen, seen):
             self.reschedule()
+        self._demand_seen = seen
 
     # --- one cycle ------------------------------------------------------------
     def run_cycle(self) -> Deferred:

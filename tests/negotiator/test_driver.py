@@ -239,3 +239,26 @@ def test_new_idle_jobs_bring_a_cycle_without_a_reschedule(pool, accountant, cloc
     pool.settle()
     assert len(driver.reports) == 2
     pool.wait(driver.stop())
+
+
+def test_a_new_submit_smaller_than_the_last_cycles_demand_still_brings_a_cycle(pool, accountant, clock):
+    """The last cycle saw 5 idle jobs; they ran (0 idle); 2 new ones are growth even
+    though 2 < 5, so a cycle comes within NEGOTIATOR_MIN_INTERVAL or two."""
+    schedd = pool.add_schedd(SCHEDD)
+    pool.add_slot("slot1@x")
+    schedd.add_requests("alice@pool", "alice", 5)
+    pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD, idle=5))
+    driver = driver_for(pool, accountant, clock, interval=300.0, min_interval=5.0)
+    driver.start()
+    pool.settle()
+    assert len(driver.reports) == 1
+    pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD, idle=0))
+    clock.advance(5)
+    pool.settle()
+    assert len(driver.reports) == 1
+    pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD, idle=2))
+    for _ in range(2):
+        clock.advance(5)
+        pool.settle()
+    assert len(driver.reports) == 2
+    pool.wait(driver.stop())
