@@ -13,8 +13,7 @@ from attrs import define, field
 from bindings.cli.q_tables import (TABLE_ATTRIBUTES, batch_table, hold_table, nobatch_table, run_table,
                                    schedd_banner, totals_line)
 from bindings.cli.schedd_session import UsageError, current_user, normalized, option_value, run_reporting
-from bindings.cli.status_format import (AutoformatOptions, FormatError, autoformat, custom_format, json_form,
-                                        long_form, read_autoformat)
+from bindings.cli.status_format import AutoformatOptions, FormatError, chosen_display, read_autoformat
 
 USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
 
@@ -141,14 +140,9 @@ def parse_arguments(argv: list[str]) -> QueueRequest:
 
 def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: str, now: float) -> str:
     """The text ``roost q`` prints; ``everyone`` holds every job's Owner and JobStatus."""
-    if request.display == "long":
-        return long_form(ads)
-    if request.display == "json":
-        return json_form(ads)
-    if request.display == "autoformat":
-        return autoformat(ads, request.autoformat, request.autoformat_options)
-    if request.display == "format":
-        return custom_format(ads, request.formats)
+    chosen = chosen_display(request, ads)
+    if chosen is not None:
+        return chosen
     lines = ["", banner]
     if not request.totals_only:
         table = {"batch": batch_table, "hold": hold_table}.get(request.display)

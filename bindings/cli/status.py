@@ -16,15 +16,12 @@ import time
 from attrs import define, field
 
 from bindings.cli.status_format import (
-    read_autoformat,
     AutoformatOptions,
     FormatError,
-    autoformat,
+    chosen_display,
     compile_expression,
-    custom_format,
-    json_form,
-    long_form,
     plain_value,
+    read_autoformat,
 )
 from bindings.cli.status_tables import (
     JOB_TOTALS,
@@ -138,14 +135,9 @@ def render(request: StatusRequest, ads: list, now: float) -> str:
     Raises:
         FormatError: an ``-af`` or ``-format`` expression does not parse.
     """
-    if request.display == "long":
-        return long_form(ads)
-    if request.display == "json":
-        return json_form(ads)
-    if request.display == "autoformat":
-        return autoformat(ads, request.autoformat, request.autoformat_options)
-    if request.display == "format":
-        return custom_format(ads, request.formats)
+    chosen = chosen_display(request, ads)
+    if chosen is not None:
+        return chosen
     my_type = request.ad_type.collector_type
     if my_type == "Machine":
         if request.display == "total":

@@ -221,3 +221,18 @@ def read_autoformat(args: list[str], index: int) -> tuple[AutoformatOptions, lis
     if not attributes:
         raise FormatError(f"{arg} needs at least one attribute")
     return options, attributes, index
+
+
+def chosen_display(request, ads: list) -> str | None:
+    """The text of the display forms every query command shares (``-l``, ``-json``,
+    ``-af``, ``-format``) for a request with ``display``, ``autoformat``,
+    ``autoformat_options`` and ``formats``; None for the command's own table."""
+    if request.display == "long":
+        return long_form(ads)
+    if request.display == "json":
+        return json_form(ads)
+    if request.display == "autoformat":
+        return autoformat(ads, request.autoformat, request.autoformat_options)
+    if request.display == "format":
+        return custom_format(ads, request.formats)
+    return None
