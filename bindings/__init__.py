@@ -8,3 +8,10 @@ from bindings.enums import AdType, AdTypes, DaemonType, DaemonTypes
 from bindings.schedd import JobAction, QueryOpt, Schedd, SubmitResult
 from bindings.submit import Submit
 from bindings.eventlog import JobEvent, JobEventLog, JobEventType
+from bindings.negotiator import Negotiator
+
+__all__ = [
+    "Collector", "AdType", "AdTypes", "DaemonType", "DaemonTypes",
+    "Schedd", "JobAction", "QueryOpt", "SubmitResult", "Submit",
+    "JobEvent", "JobEventLog", "JobEventType", "Negotiator",
+]

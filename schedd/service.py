@@ -20,7 +20,7 @@ from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
 
 from schedd.ads import scheduler_totals, submitter_ads
-from schedd.errors import BadConstraintError, EventLogError, JobNotFoundError
+from schedd.errors import BadConstraintError, EventLogError
 from schedd.eventlog import Event, EventLogWriter, EventType
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue

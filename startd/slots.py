@@ -25,7 +25,7 @@ from startd.resources import GpuShare, Resources
 from startd.slot_ads import (REQUIREMENTS, WITHIN_RESOURCE_LIMITS, gpu_property_ad,
                              machine_attributes, private_ad, set_expression)
 from startd.slot_types import SlotPlan
-from startd.states import Activity, SlotStatus, State, apply_event
+from startd.states import SlotStatus, State, apply_event
 
 UNKNOWN_CLAIM = "no slot holds this ClaimId (it was never issued, or the claim has ended)"
 DEFAULT_REQUESTS = {"RequestCpus": 1, "RequestMemory": 0, "RequestDisk": 0, "RequestGPUs": 0}

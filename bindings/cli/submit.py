@@ -6,7 +6,6 @@ to the pool's schedd, with ``-append``, ``-queue``, ``-batch-name``, ``-terse`` 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 
