@@ -17,7 +17,8 @@ from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security import issue_token
 from daemoncore.wire.async_client import AsyncClient
-from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
+from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE, QUERY
+from daemoncore.wire.negotiator_routes import RESCHEDULE
 
 from schedd.ads import scheduler_totals, submitter_ads
 from schedd.errors import BadConstraintError, EventLogError
@@ -141,7 +142,37 @@ class ScheddService(DaemonService):
                     Event(EventType.SUBMIT, cluster_id, proc, now, {"SubmitHost": host}))
         for where, batch in events.items():
             self._write_events(where, batch)
-        self.queue_changed()
+        self._advertise_and_reschedule()
+
+    def _advertise_and_reschedule(self) -> None:
+        """After a submit: send the Submitter ads now, then ask the pool's negotiators
+        for a cycle (what condor_reschedule does), so new jobs need not wait for
+        NEGOTIATOR_INTERVAL. Failures are logged; the periodic paths still run."""
+        if not self.running or not self.settings.collector_host:
+            return
+        try:
+            sent = self.advertise_self(self.own_ad())
+        except Exception:
+            _log.failure("schedd: advertising after a submit failed")
+            return
+        if sent is None:
+            return
+        negotiators: list = []
+
+        def ask_negotiators(_):
+            collector = self.daemon_client(self.settings.collector_host)
+            return collector.stream(QUERY, negotiators.append, {"projection": ["MyAddress"]},
+                                    ad_type="Negotiator")
+
+        def reschedule(_):
+            calls = [self.daemon_client(ad["MyAddress"]).call(RESCHEDULE)
+                     for ad in negotiators if isinstance(ad.get("MyAddress"), str)]
+            return DeferredList(calls, consumeErrors=True)
+
+        sent.addCallback(ask_negotiators)
+        sent.addCallback(reschedule)
+        sent.addErrback(lambda failure: _log.warn("schedd: asking for a negotiation cycle failed: {why}",
+                                                  why=failure.getErrorMessage()))
 
     def record(self, transition: Transition) -> None:
         """After its commit: log a transition's event, and stop the job's shadow when
