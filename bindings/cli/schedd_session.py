@@ -27,8 +27,11 @@ def current_user(pool: str | None = None) -> str:
     return getpass.getuser()
 
 
-def run_reporting(prog: str, work: Callable[[], int]) -> int:
-    """Run ``work``; any failure becomes ``prog: <why>`` on stderr and status 1."""
+def run_reporting(prog: str, work: Callable[[], int], daemon: str = "schedd",
+                  unreachable_hint: str = "is the pool up? `roost pool status` tells",
+                  forbidden_hint: str = "") -> int:
+    """Run ``work``; any failure becomes ``prog: <why>`` on stderr and status 1 (2 for
+    a bad command line). ``daemon`` names who refused; the hints say what to do."""
     from daemoncore.config import ConfigError
     from daemoncore.security import SecurityError
     from daemoncore.wire.errors import RemoteError, Unreachable
@@ -41,10 +44,12 @@ def run_reporting(prog: str, work: Callable[[], int]) -> int:
     except NoPoolFound as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
     except Unreachable as exc:
-        print(f"{prog}: {exc} (is the pool up? `roost pool status` tells)", file=sys.stderr)
+        print(f"{prog}: {exc} ({unreachable_hint})", file=sys.stderr)
     except RemoteError as exc:
-        hint = {401: " (no valid token for this pool: run `roost pool up`, or set ROOST_TOKEN)"}.get(exc.status, "")
-        print(f"{prog}: the schedd refused: {exc.message}{hint}", file=sys.stderr)
+        hints = {401: " (no valid token for this pool: run `roost pool up`, or set ROOST_TOKEN)"}
+        if forbidden_hint:
+            hints[403] = f" ({forbidden_hint})"
+        print(f"{prog}: the {daemon} refused: {exc.message}{hints.get(exc.status, '')}", file=sys.stderr)
     except (ConfigError, SecurityError, ValueError, OSError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
     return 1

@@ -171,11 +171,8 @@ def sort_key(ad) -> tuple:
 
 def main(argv: list[str]) -> int:
     """Run ``roost status``; 0 on success, 1 on an error it explains in one line."""
+    from bindings.cli.schedd_session import run_reporting
     from bindings.collector import Collector
-    from bindings.pool import NoPoolFound
-    from daemoncore.config import ConfigError
-    from daemoncore.security import SecurityError
-    from daemoncore.wire.errors import RemoteError, Unreachable
 
     try:
         request = parse_arguments(argv)
@@ -185,27 +182,14 @@ def main(argv: list[str]) -> int:
     if request.help:
         print("usage: roost status [options] [name ...]\n\n" + USAGE)
         return 0
-    try:
+    def work() -> int:
         check_expressions(request)
-        collector = Collector(request.pool)
-        ads = collector.query(request.ad_type, request.constraint())
+        ads = Collector(request.pool).query(request.ad_type, request.constraint())
         ads.sort(key=sort_key)
         sys.stdout.write(render(request, ads, time.time()))
-    except NoPoolFound as exc:
-        print(f"roost status: {exc}", file=sys.stderr)
-        return 1
-    except Unreachable as exc:
-        print(f"roost status: {exc} (is the pool up? `roost pool status` tells)", file=sys.stderr)
-        return 1
-    except RemoteError as exc:
-        hint = {401: " (no valid token for this pool: run `roost pool up`, or set ROOST_TOKEN)",
-                403: " (your token does not allow this)"}.get(exc.status, "")
-        print(f"roost status: the collector refused: {exc.message}{hint}", file=sys.stderr)
-        return 1
-    except (FormatError, ConfigError, SecurityError, ValueError) as exc:
-        print(f"roost status: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return 0
+
+    return run_reporting("roost status", work, daemon="collector", forbidden_hint="your token does not allow this")
 
 
 def condor_status() -> int:

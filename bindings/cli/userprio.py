@@ -189,10 +189,7 @@ def run(request: UserprioRequest) -> str:
 
 def main(argv: list[str]) -> int:
     """Run ``roost userprio``; 0 on success, 1 on an error it explains in one line."""
-    from bindings.pool import NoPoolFound
-    from daemoncore.config import ConfigError
-    from daemoncore.security import SecurityError
-    from daemoncore.wire.errors import RemoteError, Unreachable
+    from bindings.cli.schedd_session import run_reporting
 
     try:
         request = parse_arguments(argv)
@@ -202,23 +199,13 @@ def main(argv: list[str]) -> int:
     if request.help:
         print("usage: roost userprio [options]\n\n" + USAGE)
         return 0
-    try:
+    def work() -> int:
         sys.stdout.write(run(request))
-    except NoPoolFound as exc:
-        print(f"roost userprio: {exc}", file=sys.stderr)
-        return 1
-    except Unreachable as exc:
-        print(f"roost userprio: {exc} (is the pool up, with NEGOTIATOR in its DAEMON_LIST?)", file=sys.stderr)
-        return 1
-    except RemoteError as exc:
-        hint = {401: " (no valid token for this pool: run `roost pool up`, or set ROOST_TOKEN)",
-                403: " (changing priorities needs an ADMINISTRATOR token)"}.get(exc.status, "")
-        print(f"roost userprio: the negotiator refused: {exc.message}{hint}", file=sys.stderr)
-        return 1
-    except (ConfigError, SecurityError, ValueError) as exc:
-        print(f"roost userprio: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return 0
+
+    return run_reporting("roost userprio", work, daemon="negotiator",
+                         unreachable_hint="is the pool up, with NEGOTIATOR in its DAEMON_LIST?",
+                         forbidden_hint="changing priorities needs an ADMINISTRATOR token")
 
 
 def condor_userprio() -> int:
