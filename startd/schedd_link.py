@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import BinaryIO
-from urllib.parse import urlencode
 
 import treq
 from twisted.internet.defer import Deferred
@@ -16,8 +15,8 @@ from twisted.internet.error import ConnectError, ConnectionClosed, TimeoutError
 from twisted.web.client import FileBodyProducer, ResponseFailed
 
 from daemoncore.wire.address import parse_address
-from daemoncore.wire.async_client import DIRECT_HTTP
-from daemoncore.wire.errors import Unreachable, remote_error_from
+from daemoncore.wire.async_client import DIRECT_HTTP, AsyncClient
+from daemoncore.wire.errors import Unreachable
 from daemoncore.wire.route import Route
 from daemoncore.wire.schedd_routes import JOB_INPUT, JOB_OUTPUT, JOB_UPDATE, TRANSFER_KEY_HEADER
 
@@ -76,17 +75,10 @@ class ScheddLink:
     async def _send(self, route: Route, data, content_type: bytes | None):
         # The key goes as the header and as ``transfer_key`` in the query: the wire
         # server hands handlers query arguments but not headers.
-        url = self.address.url(route.path(job_id=self.job_id)) + "?" + urlencode({"transfer_key": self._key})
-        headers = {b"Authorization": [f"Bearer {self._token()}".encode("latin-1")],
-                   TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]}
-        if content_type is not None:
-            headers[b"Content-Type"] = [content_type]
-        response = await self._guard(self._http.request(route.method, url, headers=headers, data=data,
-                                                        timeout=self._timeout))
-        if response.code >= 300:
-            raw = await self._guard(treq.content(response))
-            raise remote_error_from(response.code, raw, url)
-        return response
+        client = AsyncClient(self.address, token=self._token(), http=self._http, timeout=self._timeout)
+        return await client.send(route, data, content_type, query={"transfer_key": self._key},
+                                 headers={TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]},
+                                 job_id=self.job_id)
 
     async def _guard(self, deferred: Deferred):
         try:

@@ -152,17 +152,28 @@ class AsyncClient:
             count += 1
         return count
 
+    def send(self, route: Route, data=None, content_type: bytes | None = None, query: dict | None = None,
+             headers: dict | None = None, **params: str) -> Deferred:
+        """Send ``route`` with a raw body (bytes or a body producer) and extra headers;
+        fire with the response once its status is below 300, else fail with
+        ``RemoteError``; ``Unreachable`` when no answer comes."""
+        return Deferred.fromCoroutine(self._request(route, data, content_type, query, headers, params))
+
     async def _send(self, route, body, query, params):
+        if body is None:
+            return await self._request(route, None, None, query, None, params)
+        return await self._request(route, json.dumps(body).encode("utf-8"), b"application/json", query, None, params)
+
+    async def _request(self, route, data, content_type, query, extra_headers, params):
         url = self.address.url(route.path(**params))
         if query:
             url += "?" + urlencode(query, doseq=True)
         headers = {b"Accept": [b"application/json"]}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            headers[b"Content-Type"] = [b"application/json"]
+        if content_type is not None:
+            headers[b"Content-Type"] = [content_type]
         if self._token:
             headers[b"Authorization"] = [f"Bearer {self._token}".encode("latin-1")]
+        headers.update(extra_headers or {})
         extra = {"timeout": self._timeout} if self._timeout else {}
         response = await self._guard(self._http.request(route.method, url, headers=headers, data=data, **extra))
         if response.code >= 300:
