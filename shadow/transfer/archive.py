@@ -21,7 +21,7 @@ from attrs import define, field, frozen
 
 from shadow.transfer.errors import TransferError, TransferLimitError, UnsafeArchiveError
 from shadow.transfer.plan import OutputPlan, is_url
-from shadow.transfer.resolve import PackItem
+from shadow.transfer.resolve import PackItem, regular_file_size
 
 #: The pax header holding a member's SHA-256 hex digest.
 CHECKSUM_HEADER = "ROOST.sha256"
@@ -77,17 +77,23 @@ class PackStream:
                 yield _header(item, size=0, digest=None)
                 dirs += 1
             else:
+                # the limit is checked on the size the file claims before a byte is read,
+                # then again on what was really read (a file can grow meanwhile)
+                self._check_limit(item, total + regular_file_size(self.job, item.source))
                 size, digest = _digest(item.source)
-                if self.max_bytes is not None and total + size > self.max_bytes:
-                    raise TransferLimitError(
-                        f"job {self.job}: transfer is larger than the limit of {self.max_bytes} "
-                        f"bytes (reached at {item.name!r})")
+                self._check_limit(item, total + size)
                 yield _header(item, size=size, digest=digest)
                 yield from _body(self.job, item, size, digest)
                 files, total = files + 1, total + size
             # kept current member by member: a reader may stop before the end blocks
             self.stats = TransferStats(files, dirs, total)
         yield b"\0" * (2 * _BLOCK)
+
+    def _check_limit(self, item: PackItem, total: int) -> None:
+        if self.max_bytes is not None and total > self.max_bytes:
+            raise TransferLimitError(
+                f"job {self.job}: transfer is larger than the limit of {self.max_bytes} "
+                f"bytes (reached at {item.name!r})")
 
 
 def pack(items: list[PackItem], out: BinaryIO, *, max_bytes: int | None = None,

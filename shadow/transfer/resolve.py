@@ -97,6 +97,7 @@ def resolve_outputs(plan: OutputPlan, sandbox: str, snapshot: Snapshot | None = 
                 f"was not created in the sandbox")
         travel = plan.transfer_name(entry.name)
         if not os.path.isdir(path):
+            regular_file_size(plan.job, path)
             items.append(PackItem(path, travel))
             continue
         prefix = "" if entry.contents_only else travel
@@ -120,12 +121,28 @@ def _new_files(root: str, snapshot: Snapshot) -> list[PackItem]:
     return items
 
 
+def regular_file_size(job: str, path: str) -> int:
+    """The size of ``path``, which must be a regular file: a FIFO, device or socket
+    would block or never end, so it is refused before anything opens it.
+
+    Raises:
+        BadTransferPathError: ``path`` is not a regular file.
+    """
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise BadTransferPathError(
+            f"job {job}: {path!r} is not a regular file (a FIFO, device or socket); "
+            "only regular files and directories are transferred")
+    return info.st_size
+
+
 def _stat_input(job: str, path: str, role: str) -> os.stat_result:
     try:
         info = os.stat(path)
         if not stat.S_ISDIR(info.st_mode):
-            with open(path, "rb"):
-                pass
+            regular_file_size(job, path)
+            # O_NONBLOCK: the type was checked, but it may be swapped for a FIFO since
+            os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
         return info
     except OSError as exc:
         code = exc.errno or errno.EIO
