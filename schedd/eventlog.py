@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 import enum
+import errno
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -256,6 +258,8 @@ class EventLogWriter:
 
     def write(self, events: Iterable[Event]) -> None:
         """Append ``events`` in order, holding an exclusive lock for the whole batch.
+        The writer runs in a daemon's reactor, so it never waits on a FIFO or on a lock
+        someone holds for long: such a log is reported, not waited for.
 
         Raises:
             EventLogError: the file cannot be opened or written.
@@ -264,12 +268,9 @@ class EventLogWriter:
         text = "".join(form(event, self.utc) for event in events)
         if not text:
             return
+        fd = _open_log(self.path)
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise EventLogError(f"cannot open event log {self.path}: {exc.strerror}") from None
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX)
+            _lock_briefly(self.path, fd)
             data = text.encode("utf-8")
             while data:
                 written = os.write(fd, data)
@@ -278,3 +279,33 @@ class EventLogWriter:
             raise EventLogError(f"cannot write event log {self.path}: {exc.strerror}") from None
         finally:
             os.close(fd)  # closing drops the lock
+
+
+#: How long, in all, a writer tries for a log's lock before giving up on the batch.
+LOCK_WAIT_SECONDS = 0.05
+
+
+def _open_log(path: str) -> int:
+    """Open ``path`` for appending without blocking; only a regular file will do."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise EventLogError(f"cannot open event log {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EventLogError(f"event log {path} is not a regular file")
+    return fd
+
+
+def _lock_briefly(path: str, fd: int) -> None:
+    """Take the exclusive lock on ``fd``, trying for at most ``LOCK_WAIT_SECONDS``."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EAGAIN) or time.monotonic() >= deadline:
+                raise EventLogError(
+                    f"event log {path} is locked by another process; events not written") from None
+        time.sleep(0.005)
