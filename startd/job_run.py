@@ -24,6 +24,7 @@ from twisted.logger import Logger
 
 from daemoncore.wire.errors import RemoteError, Unreachable
 from shadow.transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
+from shadow.transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
 from shadow.transfer.inline import sandbox_is_small, stream_is_small
 from shadow.transfer.resolve import snapshot_sandbox
 from startd import sandbox as sb
@@ -200,9 +201,16 @@ class JobRun:
                     await self.link.send_output(spool)
         except TransferError as exc:
             return await self._hold(exc.hold_attributes())
-        except (RemoteError, Unreachable) as exc:
+        except RemoteError as exc:
+            if exc.status == 413:  # a rerun would make the same output: hold, never loop
+                return await self._hold(_output_refused(exc))
             _log.warn("job {job}: output transfer to the schedd failed: {why}", job=self.job_id, why=exc)
             return Ending.LOST
+        except Unreachable as exc:
+            _log.warn("job {job}: output transfer to the schedd failed: {why}", job=self.job_id, why=exc)
+            return Ending.LOST
+        except OSError as exc:
+            return await self._hold(_output_unreadable(exc))
         await self._report("exit", exit_attributes(outcome, wall))
         return Ending.EXITED
 
@@ -250,6 +258,19 @@ class JobRun:
         if self.starter is None:
             return None
         return Deferred.fromCoroutine(self._report("usage", self.starter.usage.attributes()))
+
+
+def _output_refused(exc: RemoteError) -> dict:
+    """Hold attributes for outputs the schedd refused as too large."""
+    return {"HoldReason": f"output too large for the schedd to accept: {exc.message}",
+            "HoldReasonCode": MAX_OUTPUT_SIZE_EXCEEDED, "HoldReasonSubCode": 0}
+
+
+def _output_unreadable(exc: OSError) -> dict:
+    """Hold attributes for outputs the starter could not read or pack."""
+    where = f" {exc.filename!r}" if exc.filename else ""
+    return {"HoldReason": f"cannot send output{where}: {exc.strerror or exc}",
+            "HoldReasonCode": TRANSFER_OUTPUT_FAILED, "HoldReasonSubCode": exc.errno or 0}
 
 
 def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into) -> TransferStats:

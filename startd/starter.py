@@ -243,7 +243,12 @@ class Starter:
         except (ProcessLookupError, PermissionError):
             pass
         code, signum = _exit_of(status)
-        outputs, missing = sb.output_files(self.sandbox, self.job, before, skip)
+        try:
+            outputs, missing = sb.output_files(self.sandbox, self.job, before, skip)
+        except StarterError:
+            # the transfer resolver sends the outputs and holds the job naming a bad one;
+            # this listing must not end the run first (issue 10 folds the two together)
+            outputs, missing = [], []
         stdout, stderr = self._stdio
         return JobOutcome(code, signum is not None, signum, self.usage, tuple(outputs), tuple(missing),
                           self.sandbox, stdout, stderr, self.stopped)

@@ -97,3 +97,40 @@ def test_a_missing_input_holds_the_job_with_code_13(pool, tmp_path, monkeypatch)
     shown = roost(pool["env"], "q", "-hold").stdout
     assert f"{cluster}.0" in shown and "absent.txt" in shown
     assert JobEventType.JOB_HELD in event_types(tmp_path / "job.log")
+
+
+def held_ad(schedd, cluster: int):
+    """The job's hold attributes once it is held, else None."""
+    ads = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReason", "HoldReasonCode"])
+    return ads[0] if ads and ads[0].get("JobStatus") == 5 else None
+
+
+def submit_script(pool, tmp_path, script: str, outputs: str) -> int:
+    (tmp_path / "job.sh").write_text("#!/bin/sh\n" + script)
+    (tmp_path / "job.sh").chmod(0o755)
+    (tmp_path / "job.sub").write_text(
+        f"executable = job.sh\ntransfer_output_files = {outputs}\nshould_transfer_files = YES\n"
+        "log = job.log\nrequest_memory = 64M\nqueue\n")
+    return submitted_cluster(roost(pool["env"], "submit", str(tmp_path / "job.sub")))
+
+
+def test_output_too_large_for_the_schedd_holds_instead_of_rerunning(pool, tmp_path, monkeypatch):
+    """Outputs over the schedd's body limit hold the job with code 33, not lose the run."""
+    monkeypatch.chdir(tmp_path)
+    cluster = submit_script(pool, tmp_path, "head -c 20000000 /dev/urandom > big.bin\n", "big.bin")
+    ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), timeout=60)
+    assert ad["HoldReasonCode"] == 33
+    assert "output too large" in ad["HoldReason"]
+
+
+@pytest.mark.parametrize("script, named", [
+    ("mkfifo out.fifo\n", "out.fifo"),
+    ("ln -s /etc/passwd leak\n", "leak"),
+])
+def test_an_output_that_is_not_a_sandbox_file_holds_the_job_naming_it(pool, tmp_path, monkeypatch, script, named):
+    """An output FIFO or a symlink out of the sandbox holds the job with the path in the reason."""
+    monkeypatch.chdir(tmp_path)
+    cluster = submit_script(pool, tmp_path, script, named)
+    ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), timeout=60)
+    assert named in ad["HoldReason"]
+    assert not (tmp_path / named).exists()
