@@ -16,7 +16,7 @@ import attrs
 from classad import ClassAd, ExprTree
 from classad.values import ERROR, UNDEFINED
 from schedd.errors import BadConstraintError
-from schedd.states import ACTIVE, ExitRecord, HoldCode, JobStatus, apply_changes, status_of
+from schedd.states import ACTIVE, ExitRecord, HoldCode, JobStatus, apply_changes, completions_after_exit, status_of
 
 
 class PolicyAction(enum.Enum):
@@ -154,7 +154,9 @@ def exit_decision(ad: ClassAd, exit: ExitRecord) -> Decision:
     """What happens to a job whose process just ended: ``OnExitHold`` (default false)
     is checked first, then ``OnExitRemove`` (default true); false requeues the job.
     An expression that is neither true nor false holds the job (JobPolicyUndefined)."""
-    job = apply_changes(ad, {k: v for k, v in exit.attributes().items() if v is not None})
+    changes = {k: v for k, v in exit.attributes().items() if v is not None}
+    changes["NumJobCompletions"] = completions_after_exit(ad)
+    job = apply_changes(ad, changes)
     if "OnExitHold" in job:
         value = job.evaluate("OnExitHold")
         if value is True:

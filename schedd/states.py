@@ -293,6 +293,13 @@ class ExitRecord:
         return found
 
 
+def completions_after_exit(ad: ClassAd) -> int:
+    """``NumJobCompletions`` once this exit is counted, as HTCondor counts it before
+    evaluating ``OnExitRemove``."""
+    value = ad.evaluate("NumJobCompletions")
+    return (value if type(value) is int else 0) + 1
+
+
 def complete(ad: ClassAd, exit: ExitRecord, clock: ClockLike) -> Transition:
     """A running job exited and its policy let it leave: it becomes Completed.
 
@@ -304,6 +311,7 @@ def complete(ad: ClassAd, exit: ExitRecord, clock: ClockLike) -> Transition:
     now = now_from(clock)
     changes = _status_change(ad, JobStatus.COMPLETED, now)
     changes.update(exit.attributes())
+    changes["NumJobCompletions"] = completions_after_exit(ad)
     changes.update(_off_machine(ad))
     changes["CompletionDate"] = now
     event_attrs: dict[str, Any] = {"TerminatedNormally": not exit.exit_by_signal}

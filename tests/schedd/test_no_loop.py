@@ -1,0 +1,29 @@
+"""No job loops forever: retries are counted and used-up jobs leave the queue."""
+
+from classad import ExprTree
+from schedd.policy import PolicyAction, exit_decision
+from schedd.states import ExitRecord, JobId, JobStatus, start
+from tests.schedd.conftest import cluster_ad, proc_ads
+
+RETRY = "NumJobCompletions > JobMaxRetries || ExitCode is 0"
+
+
+def test_exit_decision_counts_this_completion():
+    """The exit being decided is counted in NumJobCompletions before OnExitRemove."""
+    ad = cluster_ad(JobMaxRetries=2, NumJobCompletions=2, OnExitRemove=ExprTree(RETRY))
+    ad["ClusterId"], ad["ProcId"], ad["JobStatus"] = 1, 0, int(JobStatus.RUNNING)
+    assert exit_decision(ad, ExitRecord(exit_code=1)).action is PolicyAction.COMPLETE
+
+
+def test_max_retries_two_runs_three_times_then_leaves(queue):
+    """max_retries = 2 and exit 1: three runs, then the job leaves with ExitCode 1."""
+    queue.submit_cluster(cluster_ad(JobMaxRetries=2, NumJobCompletions=0, OnExitRemove=ExprTree(RETRY)),
+                         proc_ads(1))
+    runs = 0
+    while len(queue) and runs < 10:
+        queue.transition(JobId(1, 0), start, "<h:1>")
+        queue.job_exited(JobId(1, 0), ExitRecord(exit_code=1))
+        runs += 1
+    assert runs == 3 and len(queue) == 0
+    ad = next(queue.history.query())
+    assert ad["ExitCode"] == 1 and ad["NumJobCompletions"] == 3 and ad["JobStatus"] == 4
