@@ -198,8 +198,9 @@ def release(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
 
 
 def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
-    """Mark a job Removed. An idle, held or completed job then leaves the queue at once
-    (unless ``LeaveJobInQueue`` keeps it); a running one waits for its shadow.
+    """Mark a job Removed. An idle, held or completed job has no run left, so it drops any
+    stale ``RemoteHost`` and leaves at once (unless ``LeaveJobInQueue`` keeps it); a running
+    one waits for its shadow.
 
     Raises:
         InvalidTransitionError: the job is already Removed.
@@ -212,6 +213,7 @@ def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
     changes["RemoveReason"] = reason
     event = None
     if status not in ACTIVE:
+        changes.update(_off_machine(ad))
         event = _event(EventType.JOB_ABORTED, ad, now, {"Reason": reason})
     return Transition(job_id_of(ad), changes, event, stop_shadow=status in ACTIVE)
 

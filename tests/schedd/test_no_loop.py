@@ -2,7 +2,7 @@
 
 from classad import ExprTree
 from schedd.policy import PolicyAction, exit_decision
-from schedd.states import ExitRecord, JobId, JobStatus, start
+from schedd.states import ExitRecord, JobId, JobStatus, hold, remove, start
 from tests.schedd.conftest import cluster_ad, proc_ads
 
 RETRY = "NumJobCompletions > JobMaxRetries || ExitCode is 0"
@@ -27,3 +27,14 @@ def test_max_retries_two_runs_three_times_then_leaves(queue):
     assert runs == 3 and len(queue) == 0
     ad = next(queue.history.query())
     assert ad["ExitCode"] == 1 and ad["NumJobCompletions"] == 3 and ad["JobStatus"] == 4
+
+
+def test_remove_of_job_held_after_running_leaves_to_history(queue):
+    """A job that ran and was held leaves for history as Removed when condor_rm'd."""
+    queue.submit_cluster(cluster_ad(), proc_ads(1))
+    queue.transition(JobId(1, 0), start, "<h:1>")
+    queue.transition(JobId(1, 0), hold, "by test")
+    queue.transition(JobId(1, 0), remove, "by test")
+    queue.evaluate_periodic()
+    assert len(queue) == 0
+    assert next(queue.history.query())["JobStatus"] == 3
