@@ -2,7 +2,7 @@
 
 from classad import ExprTree
 from schedd.policy import PolicyAction, exit_decision
-from schedd.states import ExitRecord, JobId, JobStatus, hold, remove, start
+from schedd.states import ExitRecord, JobId, JobStatus, hold, removal_done, remove, start
 from tests.schedd.conftest import cluster_ad, proc_ads
 
 RETRY = "NumJobCompletions > JobMaxRetries || ExitCode is 0"
@@ -38,3 +38,20 @@ def test_remove_of_job_held_after_running_leaves_to_history(queue):
     queue.evaluate_periodic()
     assert len(queue) == 0
     assert next(queue.history.query())["JobStatus"] == 3
+
+
+def test_every_removed_job_leaves_within_one_interval(queue):
+    """Invariant: a removed job leaves the queue after its vacate (removal_done) plus
+    one periodic pass, whatever state it was removed from."""
+    for cluster, path in enumerate(("i", "r", "h", "H"), start=1):
+        queue.submit_cluster(cluster_ad(), proc_ads(1))
+        job = JobId(cluster, 0)
+        if path in ("r", "h"):
+            queue.transition(job, start, "<h:1>")
+        if path in ("h", "H"):
+            queue.transition(job, hold, "by test")
+        t = queue.transition(job, remove, "by test")
+        if t.stop_shadow:
+            queue.transition(job, removal_done)
+        queue.evaluate_periodic()
+        assert len(queue) == 0, path
