@@ -248,7 +248,7 @@ class JobRun:
     def _start_usage_loop(self) -> None:
         self._usage_loop = task.LoopingCall(self._report_usage)
         self._usage_loop.clock = self.reactor
-        self._usage_loop.start(self.settings.usage_interval, now=False)
+        self._usage_loop.start(report_interval(self.job, self.settings.usage_interval), now=False)
 
     def _stop_usage_loop(self) -> None:
         if self._usage_loop is not None and self._usage_loop.running:
@@ -258,6 +258,15 @@ class JobRun:
         if self.starter is None:
             return None
         return Deferred.fromCoroutine(self._report("usage", self.starter.usage.attributes()))
+
+
+def report_interval(job: classad.ClassAd, usage_interval: float) -> float:
+    """How often a running job reports: every ``usage_interval``, but at least three
+    times per ``JobLeaseDuration`` so that a short lease never expires on a healthy job."""
+    lease = job.get("JobLeaseDuration") if "JobLeaseDuration" in job else None
+    if type(lease) in (int, float) and lease > 0:
+        return max(1.0, min(usage_interval, lease / 3))
+    return usage_interval
 
 
 def _output_refused(exc: RemoteError) -> dict:
