@@ -2,6 +2,8 @@
 rights only, and every other thread keeps the daemon's own."""
 
 import os
+import pathlib
+import tempfile
 import threading
 
 import pytest
@@ -21,18 +23,23 @@ def nobody():
 
 
 @pytest.fixture
-def shared_dir(tmp_path):
-    os.chmod(tmp_path, 0o777)
-    secret = tmp_path / "secret"
-    secret.write_text("key")
-    secret.chmod(0o600)
-    return tmp_path
+def shared_dir():
+    """A directory every account may enter and write (pytest's own are root's, 0700)."""
+    with tempfile.TemporaryDirectory() as name:
+        os.chmod(name, 0o777)
+        path = pathlib.Path(name)
+        (path / "secret").write_text("key")
+        (path / "secret").chmod(0o600)
+        (path / "open").write_text("public")
+        yield path
 
 
 @ROOT_ONLY
 def test_a_file_only_root_may_read_is_refused_while_acting_as_nobody(nobody, shared_dir):
-    with acting_as(nobody), pytest.raises(PermissionError):
-        (shared_dir / "secret").read_text()
+    with acting_as(nobody):
+        assert (shared_dir / "open").read_text() == "public"
+        with pytest.raises(PermissionError):
+            (shared_dir / "secret").read_text()
     assert (shared_dir / "secret").read_text() == "key"
 
 
