@@ -46,3 +46,32 @@ def test_deeply_nested_body_is_refused():
     """JSON nested beyond what the parser can follow is a 400, not a crash."""
     with pytest.raises(BadRequest, match="too deeply"):
         parse_json_object(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
+def test_integer_of_5000_digits_is_a_400_naming_the_limit():
+    """An integer longer than Python converts is a 400 saying it is too long, not a 500."""
+    with pytest.raises(BadRequest, match="number too long to read.*4300 digits"):
+        parse_json_object(b'{"limit": ' + b"9" * 5000 + b"}")
+
+
+def test_lone_surrogate_is_a_400_naming_the_field():
+    """A string with a lone surrogate escape is refused, naming where it is."""
+    with pytest.raises(BadRequest, match=r"\$\.constraint\[1\]: string holds a lone UTF-16 surrogate \(\\ud800\)"):
+        parse_json_object(b'{"constraint": ["ok", "x\\ud800"]}')
+
+
+def test_lone_surrogate_in_a_key_is_a_400():
+    """A lone surrogate in an object key is refused too."""
+    with pytest.raises(BadRequest, match=r"\(a key\)"):
+        parse_json_object(b'{"\\udc00": 1}')
+
+
+def test_surrogate_pair_and_escaped_backslash_pass():
+    """A proper surrogate pair is one character, and an escaped backslash before ``ud800`` is text."""
+    assert parse_json_object(b'{"a": "\\ud83d\\ude00", "b": "\\\\ud800"}') == {"a": "\U0001F600", "b": "\\ud800"}
+
+
+def test_deep_nesting_is_a_400():
+    """Arrays nested 100,000 deep are refused as too deep."""
+    with pytest.raises(BadRequest, match="too deeply"):
+        parse_json_object(b"[" * 100_000 + b"]" * 100_000)
