@@ -54,6 +54,14 @@ class TooLarge(ApiError, status=413, code="too_large"):
     """The request body is larger than the daemon accepts (413)."""
 
 
+class UriTooLong(ApiError, status=414, code="uri_too_long"):
+    """The request line (the URL) is longer than the daemon reads (414)."""
+
+
+class HeadersTooLarge(ApiError, status=431, code="headers_too_large"):
+    """The request's headers are longer or more numerous than the daemon reads (431)."""
+
+
 class NotReady(ApiError, status=503, code="not_ready"):
     """The daemon cannot answer yet (503)."""
 

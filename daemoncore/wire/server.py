@@ -17,6 +17,7 @@ from twisted.web import server
 from twisted.web.resource import Resource
 
 from daemoncore.wire import auth
+from daemoncore.wire.channel import BoundedChannel, refuse_and_close
 from daemoncore.wire.errors import ApiError, MethodNotAllowed, NotFound, TooLarge
 from daemoncore.wire.ndjson import encode_line
 from daemoncore.wire.request_body import parse_json_object
@@ -277,13 +278,8 @@ class BoundedRequest(server.Request):
 
     def _refuse(self, size: int) -> None:
         self._refused = True
-        error = TooLarge(f"request body of {size} bytes or more exceeds the limit of {self.max_body} bytes")
-        body = json.dumps(error.body()).encode("utf-8")
-        self.channel.transport.write(
-            b"HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\n"
-            b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
-        )
-        self.channel.loseConnection()
+        refuse_and_close(self.channel, TooLarge(
+            f"request body of {size} bytes or more exceeds the limit of {self.max_body} bytes"))
 
 
 def make_site(
@@ -292,11 +288,13 @@ def make_site(
     timeout: float = IDLE_TIMEOUT_SECONDS,
     clock=None,
 ) -> server.Site:
-    """A ``Site`` serving ``resource`` with bounded bodies and an idle timeout."""
+    """A ``Site`` serving ``resource`` with a bounded request line, headers and body
+    (414, 431, 413) and an idle timeout."""
     bounded = type("SiteBoundedRequest", (BoundedRequest,), {"max_body": max_body})
     site = server.Site(
         resource, requestFactory=bounded, parsePOSTFormSubmission=False, timeout=timeout, reactor=clock
     )
+    site.protocol = BoundedChannel
     site.displayTracebacks = False
     site.noisy = False
     return site
