@@ -1,5 +1,5 @@
 """The collector daemon: the store, its routes and metrics, the expiry sweep, and
-its own Collector ad, which it stores directly instead of sending to itself."""
+its own Collector ad, which it parses and stores directly instead of sending to itself."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collector.routes import CollectorRoutes
 from collector.store import AdStore
 from daemoncore.config import Config
 from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.wire.adcodec import ad_from_json
 
 DEFAULT_SWEEP_SECONDS = 10.0
 
@@ -39,7 +40,10 @@ class CollectorService(DaemonService):
         return ad
 
     def advertise_self(self, ad: dict) -> None:
-        self.store.update("Collector", ad, ad)
+        """Store the collector's own ad as any advertised ad is stored: parsed, so
+        constraints over type Any evaluate in it like in every other ad."""
+        wire = {**ad, "LastHeardFrom": int(self.reactor.seconds())}
+        self.store.update("Collector", ad_from_json(wire, "the collector's own ad"), wire)
 
     def startService(self) -> None:
         super().startService()

@@ -67,3 +67,16 @@ def test_stop_leaves_no_timers(settings, reactor):
     reactor.advance(1000)
     collector.stopService()
     assert reactor.getDelayedCalls() == []
+
+
+@pytest.mark.parametrize("constraint", ['MyType =!= "x"', 'MyType == "Collector"', "UpdateSequenceNumber > 0"])
+def test_constraint_over_any_evaluates_in_the_collectors_own_ad(settings, reactor, constraint):
+    """The collector's own ad is a parsed ClassAd, so any constraint over type Any evaluates in it."""
+    from collector.constraint import compile_constraint
+
+    collector = CollectorService(settings, reactor, key=KEY)
+    collector.startService()
+    found = list(collector.store.query("Any", compile_constraint(constraint)))
+    assert [stored.ad_type for stored in found] == ["Collector"]
+    assert found[0].ad.evaluate("MyType") == "Collector"
+    collector.stopService()
