@@ -22,6 +22,8 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.logger import Logger
 
+from daemoncore.security.accounts import Account
+from daemoncore.security.acting_as import acting_as
 from daemoncore.wire.errors import RemoteError, Unreachable
 from shadow.transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
 from shadow.transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
@@ -29,6 +31,7 @@ from shadow.transfer.inline import sandbox_is_small, stream_is_small
 from shadow.transfer.resolve import snapshot_sandbox
 from startd import sandbox as sb
 from startd.errors import StarterError
+from startd.job_account import JobAccount
 from startd.schedd_link import ScheddLink
 from startd.starter import JobOutcome, Starter
 
@@ -84,11 +87,12 @@ def hold_attributes(reason: str, code: int, subcode: int = 0) -> dict[str, Any]:
 
 # Mutable: one job's run moves from transfer to running to reported.
 class JobRun:
-    """Runs ``job`` (``job_id``) on the slot described by ``machine_ad``, reporting through ``link``."""
+    """Runs ``job`` (``job_id``) on the slot described by ``machine_ad``, reporting through ``link``,
+    as the account ``run_as`` (or holds it with ``run_as`` when that is why no account fits)."""
 
     def __init__(self, reactor, link: ScheddLink, job_id: str, job: classad.ClassAd,
                  machine_ad: classad.ClassAd, settings: RunSettings, run_blocking: RunBlocking,
-                 execute_attrs: dict[str, Any]) -> None:
+                 execute_attrs: dict[str, Any], run_as: JobAccount | str | None = None) -> None:
         self.reactor = reactor
         self.link = link
         self.job_id = job_id
@@ -97,6 +101,8 @@ class JobRun:
         self.settings = settings
         self.run_blocking = run_blocking
         self.execute_attrs = execute_attrs
+        self.run_as = run_as
+        self.account: Account | None = run_as.account if isinstance(run_as, JobAccount) else None
         self.starter: Starter | None = None
         self.stop_reason: str | None = None
         self.sandbox: str | None = None
@@ -134,7 +140,20 @@ class JobRun:
 
     async def _run(self) -> Ending:
         started_at = self.reactor.seconds()
-        self.sandbox = sb.make_sandbox(self.settings.execute_dir, self.job_id)
+        if isinstance(self.run_as, str):
+            return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
+                                                    f" no account to run the job as: {self.run_as}",
+                                                    FAILED_TO_CREATE_PROCESS))
+        if self.run_as is not None:
+            _log.info("job {job} runs as {account} (uid {uid}): {why}", job=self.job_id,
+                      account=self.run_as.account.name, uid=self.run_as.account.uid, why=self.run_as.reason)
+        self.sandbox = sb.make_sandbox(self.settings.execute_dir, self.job_id, self.account)
+        try:
+            sb.check_reachable(self.sandbox, self.account)
+        except StarterError as exc:
+            sb.remove_sandbox(self.sandbox)
+            return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
+                                                    f" {exc}", FAILED_TO_CREATE_PROCESS))
         try:
             return await self._transfer_and_run(started_at)
         except Exception:
@@ -158,7 +177,8 @@ class JobRun:
         job = starter_job_ad(self.job, plan.executable)
         self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
                                sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
-                               sample_interval=self.settings.sample_interval, transferred=True)
+                               sample_interval=self.settings.sample_interval, transferred=True,
+                               account=self.account)
         try:
             ended = self.starter.start()
         except (StarterError, OSError) as exc:
@@ -188,15 +208,17 @@ class JobRun:
                                            prefix=".input-") as spool:
             size = await self.link.fetch_input(spool)
             spool.seek(0)
-            received = await self._blocking(stream_is_small(size, plan), receive_input, spool, self.sandbox, plan)
+            received = await self._blocking(stream_is_small(size, plan), _as, self.account, receive_input,
+                                            spool, self.sandbox, plan)
         return dict(received.snapshot)
 
     async def _finish(self, outcome: JobOutcome, snapshot: dict, wall: float) -> Ending:
         try:
             with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
                                                prefix=".output-") as spool:
-                light = sandbox_is_small(self.sandbox, output_plan(self.job))
-                sent = await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool)
+                light = _as(self.account, sandbox_is_small, self.sandbox, output_plan(self.job))
+                sent = await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool,
+                                            self.account)
                 if sent.files or sent.directories:  # an empty stream would change nothing there
                     await self.link.send_output(spool)
         except TransferError as exc:
@@ -282,10 +304,23 @@ def _output_unreadable(exc: OSError) -> dict:
             "HoldReasonCode": TRANSFER_OUTPUT_FAILED, "HoldReasonSubCode": exc.errno or 0}
 
 
-def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into) -> TransferStats:
-    """Write the job's output tar to ``into``, rewind it and say what it holds."""
-    stream = send_output(job, sandbox, snapshot)
-    for chunk in stream:
+def _as(account: Account | None, function: Callable, *args: Any) -> Any:
+    """``function(*args)`` with ``account``'s file rights, in the calling thread."""
+    with acting_as(account):
+        return function(*args)
+
+
+def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into,
+                 account: Account | None = None) -> TransferStats:
+    """Write the job's output tar to ``into``, rewind it and say what it holds. The
+    sandbox is read with ``account``'s rights (a link the job made to a file it may not
+    read fails to open), the spool written with the startd's."""
+    stream = _as(account, send_output, job, sandbox, snapshot)
+    chunks = iter(stream)
+    while True:
+        chunk = _as(account, next, chunks, None)
+        if chunk is None:
+            break
         into.write(chunk)
     into.flush()
     into.seek(0)

@@ -1,7 +1,9 @@
 """A job's sandbox under the execute directory: made, filled with inputs, scanned for
 outputs, and removed; plus start-up removal of sandboxes a previous run left behind.
 
-Sandboxes are ``dir_<job>_<token>`` directories (mode 0700). Output is what the job
+Sandboxes are ``dir_<job>_<token>`` directories (mode 0700) owned by the account the
+job runs as; when the startd runs as root, the execute directory itself is root's and
+mode 0711, so no job can list it or enter another job's sandbox. Output is what the job
 names in ``TransferOutput``, else every new or changed top-level file, renamed by
 ``TransferOutputRemaps`` (``name = new/name; other = x``). No path may leave the sandbox.
 """
@@ -16,6 +18,8 @@ from collections.abc import Iterable
 import attrs
 import classad
 
+from daemoncore.security.accounts import Account, can_switch_user
+from daemoncore.security.acting_as import acting_as
 from startd.errors import StarterError
 
 SANDBOX_PREFIX = "dir_"
@@ -37,14 +41,50 @@ class OutputFile:
     is_dir: bool = False
 
 
-def make_sandbox(execute_dir: str, job_label: str) -> str:
-    """A new, empty, private sandbox for the job labelled ``job_label`` (``12.0``)."""
+def prepare_execute_dir(execute_dir: str) -> None:
+    """Make the execute directory; when this process is root, make it root's with mode
+    0711 (jobs may enter their own sandbox by name but not list the others).
+
+    Raises:
+        OSError: it cannot be made, or is not a directory.
+    """
+    os.makedirs(execute_dir, mode=0o755, exist_ok=True)
+    if can_switch_user():
+        info = os.lstat(execute_dir)
+        if not os.path.isdir(execute_dir) or os.path.islink(execute_dir):
+            raise NotADirectoryError(f"{execute_dir} is not a directory")
+        if info.st_uid != 0 or info.st_gid != 0:
+            os.chown(execute_dir, 0, 0, follow_symlinks=False)
+        os.chmod(execute_dir, 0o711)
+
+
+def make_sandbox(execute_dir: str, job_label: str, account: Account | None = None) -> str:
+    """A new, empty, private sandbox (0700) for the job labelled ``job_label`` (``12.0``),
+    owned by ``account`` when this process may give it away."""
     execute_dir = os.path.abspath(execute_dir)
     os.makedirs(execute_dir, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in job_label) or "job"
     path = os.path.join(execute_dir, f"{SANDBOX_PREFIX}{safe}_{secrets.token_hex(4)}")
     os.mkdir(path, 0o700)
+    if account is not None and can_switch_user() and account.uid != os.geteuid():
+        os.chown(path, account.uid, account.gid, follow_symlinks=False)
     return path
+
+
+def check_reachable(sandbox: str, account: Account | None) -> None:
+    """Make sure ``account`` can reach ``sandbox`` through every parent directory.
+
+    Raises:
+        StarterError: a parent of the execute directory is not searchable by it.
+    """
+    try:
+        with acting_as(account):
+            os.stat(sandbox)
+    except PermissionError:
+        name = account.name if account is not None else "the job's account"
+        raise StarterError(f"account {name} cannot reach its sandbox {sandbox}: a parent directory of "
+                           f"EXECUTE is not searchable by it; set EXECUTE to a directory every job "
+                           f"account can reach (each parent mode o+x)") from None
 
 
 def inside(sandbox: str, name: str, what: str) -> str:
@@ -80,9 +120,12 @@ def place_inputs(sandbox: str, paths: Iterable[str]) -> None:
 
 
 def write_ad_file(sandbox: str, name: str, ad: classad.ClassAd) -> str:
-    """Write ``ad`` in the old syntax (what ``_CONDOR_JOB_AD`` readers expect) to ``name``."""
+    """Write ``ad`` in the old syntax (what ``_CONDOR_JOB_AD`` readers expect) to
+    ``name``, readable only by its owner (never through a symlink the inputs put there)."""
     path = os.path.join(sandbox, name)
-    with open(path, "w", encoding="utf-8") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
         handle.write(ad.printOld())
     return path
 
@@ -175,15 +218,17 @@ def remove_sandbox(path: str) -> None:
 
 
 def kill_processes_in(directory: str) -> list[int]:
-    """SIGKILL every process of this user whose working directory is ``directory`` or
-    below it: the jobs a startd killed with SIGKILL left running; the pids killed."""
+    """SIGKILL every process of this user (of any user, when root: jobs run as their
+    owners) whose working directory is ``directory`` or below it: the jobs a startd
+    killed with SIGKILL left running; the pids killed."""
     import psutil
 
     root = os.path.realpath(directory) + os.sep
+    anyone = can_switch_user()
     killed = []
     for proc in psutil.process_iter(["pid", "uids"]):
         try:
-            if proc.info["uids"] is None or proc.info["uids"].real != os.getuid():
+            if proc.info["uids"] is None or (not anyone and proc.info["uids"].real != os.getuid()):
                 continue
             if (os.path.realpath(proc.cwd()) + os.sep).startswith(root):
                 proc.kill()

@@ -24,9 +24,10 @@ from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
 from startd.discovery import discover_machine
 from startd.errors import DiscoveryError, SlotConfigError
+from startd.job_account import JobAccount, RunAsPolicy, choose_account
 from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
 from startd.routes import Activation, StartdRoutes
-from startd.sandbox import clean_leftover_sandboxes
+from startd.sandbox import clean_leftover_sandboxes, prepare_execute_dir
 from startd.schedd_link import ScheddLink
 from startd.slot_types import plan_slots
 from startd.slots import Slot, SlotTable
@@ -48,10 +49,12 @@ class StartdService(DaemonService):
 
     def __init__(self, settings: DaemonSettings, reactor, table: SlotTable, run_settings: RunSettings,
                  key: bytes | None = None, http=None,
-                 run_blocking: Callable[..., Deferred] = run_in_thread) -> None:
+                 run_blocking: Callable[..., Deferred] = run_in_thread,
+                 run_as_policy: RunAsPolicy | None = None) -> None:
         super().__init__(settings, reactor, key, http)
         self.table = table
         self.run_settings = run_settings
+        self.run_as_policy = run_as_policy
         self._run_blocking = run_blocking
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed)
         self._pending_advertise = None
@@ -130,7 +133,17 @@ class StartdService(DaemonService):
                          "StartdIpAddr": f"<{self.address}>",
                          "MachineAttrMachine0": self.table.machine.hostname}
         return JobRun(self.reactor, link, activation.job_id, activation.job, activation.slot_ad,
-                      self.run_settings, self._run_blocking, execute_attrs)
+                      self.run_settings, self._run_blocking, execute_attrs, self.run_as(activation))
+
+    def run_as(self, activation: Activation) -> JobAccount | str | None:
+        """The account the activation's job runs as, or why none fits (None: no policy,
+        the job runs as this process)."""
+        if self.run_as_policy is None:
+            return None
+        try:
+            return choose_account(activation.job, activation.slot_name, self.run_as_policy)
+        except LookupError as exc:
+            return str(exc)
 
     # --- lifecycle ---
 
@@ -175,9 +188,10 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     """
     execute_dir = os.path.abspath(config.param("EXECUTE") or os.path.join(config.param("LOCAL_DIR", "."), "execute"))
     try:
-        os.makedirs(execute_dir, mode=0o755, exist_ok=True)
+        prepare_execute_dir(execute_dir)
     except OSError as exc:
-        raise ConfigError(f"EXECUTE = {execute_dir}: cannot create the execute directory: {exc.strerror}") from None
+        raise ConfigError(f"EXECUTE = {execute_dir}: cannot create the execute directory: "
+                          f"{exc.strerror or exc}") from None
     removed = clean_leftover_sandboxes(execute_dir)
     if removed:
         _log.info("startd: removed {count} leftover sandboxes from {dir}", count=len(removed), dir=execute_dir)
@@ -188,7 +202,9 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
         raise ConfigError(str(exc)) from None
     domains = {"UidDomain": config.param("UID_DOMAIN") or machine.hostname,
                "FileSystemDomain": config.param("FILESYSTEM_DOMAIN") or machine.hostname}
+    policy = RunAsPolicy.from_config(config, domains["UidDomain"])
+    policy.check()
     table = SlotTable.from_plans(machine, plans, reactor, start=config.param("START") or "true",
                                  rank=config.param("RANK") or "0", domains=domains)
-    return StartdService(settings, reactor, table, run_settings_from(config, execute_dir))
+    return StartdService(settings, reactor, table, run_settings_from(config, execute_dir), run_as_policy=policy)
 

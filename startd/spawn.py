@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from twisted.internet import error, process, task
 from twisted.internet.defer import Deferred
 
+from daemoncore.security.accounts import Account, can_switch_user
+
 #: How often to check for the child's exit ourselves, besides SIGCHLD.
 REAP_CHECK_INTERVAL = 0.5
 
@@ -32,20 +34,29 @@ def exit_reason(status: int) -> Exception:
     return error.ProcessTerminated(code, None, status)
 
 
+def identity(account: Account | None) -> dict:
+    """``subprocess.Popen``'s arguments that make the child ``account`` (nothing when
+    this process cannot switch users, or is that account already)."""
+    if account is None or not can_switch_user() or account.uid == os.geteuid():
+        return {}
+    return {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
+
+
 # Mutable: a child process from its start until it is reaped.
 class JobProcess:
     """``argv`` run from ``executable`` in ``cwd`` with ``env``, standard streams on
     the three file descriptors ``stdio``, in its own session (its pid is the group id);
-    ``reactor`` runs the fallback exit check.
+    ``reactor`` runs the fallback exit check. When this process is root, the child
+    takes ``account``'s uid, gid and supplementary groups before it runs the job.
 
     Raises:
         OSError: (from the constructor) the executable could not be run.
     """
 
     def __init__(self, reactor, executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
-                 stdio: Sequence[int]) -> None:
+                 stdio: Sequence[int], account: Account | None = None) -> None:
         self.ended: Deferred = Deferred()
-        self._child = self._start(executable, argv, env, cwd, stdio)
+        self._child = self._start(executable, argv, env, cwd, stdio, account)
         self.pid: int = self._child.pid
         self._check = task.LoopingCall(self.reapProcess)
         self._check.clock = reactor
@@ -56,10 +67,10 @@ class JobProcess:
 
     @staticmethod
     def _start(executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
-               stdio: Sequence[int]) -> subprocess.Popen:
+               stdio: Sequence[int], account: Account | None) -> subprocess.Popen:
         return subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=cwd,
                                 stdin=stdio[0], stdout=stdio[1], stderr=stdio[2],
-                                start_new_session=True, close_fds=True)
+                                start_new_session=True, close_fds=True, **identity(account))
 
     def reapProcess(self) -> None:  # noqa: N802 - the name Twisted's reaper calls
         """Collect the child's exit if it has ended (called on SIGCHLD and by a fallback timer)."""
@@ -83,4 +94,4 @@ class JobProcess:
         self.ended.callback(exit_reason(status))
 
 
-__all__ = ["JobProcess", "exit_reason"]
+__all__ = ["JobProcess", "exit_reason", "identity"]

@@ -1,7 +1,9 @@
 """The starter: runs one job in its sandbox as a real process under Twisted.
 
-It makes the sandbox, copies inputs in, writes ``.job.ad`` and ``.machine.ad``,
-starts the job in a new session (so the whole tree can be signalled as one group),
+It makes the sandbox, copies inputs in, writes ``.job.ad`` and ``.machine.ad``
+(all with the rights of the account the job runs as, so nothing the job's inputs
+hold can make the startd touch a file that account could not), starts the job as
+that account in a new session (so the whole tree can be signalled as one group),
 samples its tree's usage every ``sample_interval`` seconds of the injected clock,
 stops it on vacate or removal (SIGTERM, then SIGKILL after the vacate time),
 and reports the exit with the output files to send back.
@@ -17,6 +19,8 @@ import attrs
 import classad
 from twisted.internet import defer, error, task
 
+from daemoncore.security.accounts import Account, can_switch_user
+from daemoncore.security.acting_as import acting_as
 from startd import sandbox as sb
 from startd.errors import StarterError
 from startd.job_command import job_argv, job_environment
@@ -88,12 +92,34 @@ def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str,
     return sb.inside(sandbox, value, attr)
 
 
+def account_environment(account: Account | None) -> dict[str, str]:
+    """``HOME``, ``USER`` and ``LOGNAME`` of the account a root startd runs the job as
+    (nothing when the startd runs as an ordinary user: the job is that user, as before)."""
+    if account is None or not can_switch_user():
+        return {}
+    return {"HOME": account.home or "/", "USER": account.name, "LOGNAME": account.name}
+
+
+@attrs.frozen
+class _Launch:
+    """What the job is started with, once its sandbox is ready."""
+
+    executable: str
+    argv: list[str]
+    env: dict[str, str]
+    fds: tuple[int, ...]
+    stdio: tuple[str, str]
+    before: sb.Snapshot
+    skip: set[str]
+
+
 # Mutable: one job's run, which moves from sandbox to running to ended.
 class Starter:
     """Runs ``job`` on the slot described by ``machine_ad`` in a sandbox under ``execute_dir``.
 
     ``sandbox`` is one already made and filled (by file transfer); ``transferred``
-    says stdio follows file transfer's names (stdout in ``_condor_stdout``).
+    says stdio follows file transfer's names (stdout in ``_condor_stdout``);
+    ``account`` is whom the job runs as (None: this process's own account).
     """
 
     process_class: type[JobProcess] = JobProcess
@@ -101,8 +127,9 @@ class Starter:
     def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
                  input_files: tuple[str, ...] = (), vacate_time: float = DEFAULT_VACATE_TIME,
                  sample_interval: float = DEFAULT_SAMPLE_INTERVAL, sandbox: str | None = None,
-                 transferred: bool = False) -> None:
+                 transferred: bool = False, account: Account | None = None) -> None:
         self.reactor = reactor
+        self.account = account
         self.job = job
         self.machine_ad = machine_ad
         self.execute_dir = execute_dir
@@ -140,7 +167,7 @@ class Starter:
         return path
 
     def _environment(self, job_ad_path: str, machine_ad_path: str) -> dict[str, str]:
-        env = job_environment(self.job)
+        env = {**account_environment(self.account), **job_environment(self.job)}
         env.update(gpu_environment(self.machine_ad))
         env.update({"_CONDOR_SCRATCH_DIR": self.sandbox, "_CONDOR_JOB_AD": job_ad_path,
                     "_CONDOR_MACHINE_AD": machine_ad_path, "TMPDIR": self.sandbox,
@@ -157,43 +184,54 @@ class Starter:
                 environment; the sandbox is removed again.
         """
         if not self._given_sandbox:
-            self.sandbox = sb.make_sandbox(self.execute_dir, self._label())
+            self.sandbox = sb.make_sandbox(self.execute_dir, self._label(), self.account)
         try:
-            sb.place_inputs(self.sandbox, self.input_files)
-            executable = self._executable()
-            argv = [executable, *job_argv(self.job)]
-            job_ad_path = sb.write_ad_file(self.sandbox, sb.JOB_AD_FILE, self.job)
-            machine_ad_path = sb.write_ad_file(self.sandbox, sb.MACHINE_AD_FILE, self.machine_ad)
-            env = self._environment(job_ad_path, machine_ad_path)
-            stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL, self.transferred)
-            stdout = _stdio_path(self.sandbox, self.job, "Out", sb.STDOUT_FILE, self.transferred)
-            stderr = _stdio_path(self.sandbox, self.job, "Err", sb.STDERR_FILE, self.transferred)
-            if stdin != DEVNULL and not os.path.isfile(stdin):
-                raise StarterError(f"job {self._label()}: standard input {stdin!r} does not exist")
-            before = sb.snapshot(self.sandbox)
+            with acting_as(self.account):
+                launch = self._prepare()
+            try:
+                proc = self.process_class(self.reactor, launch.executable, launch.argv, launch.env, self.sandbox,
+                                          launch.fds, self.account)
+            finally:
+                for fd in launch.fds:
+                    os.close(fd)
         except BaseException:
             sb.remove_sandbox(self.sandbox)
             raise
-        self._stdio = (stdout, stderr)
-        skip = {os.path.basename(executable)} if not os.path.isabs(executable) or \
-            os.path.dirname(executable) == self.sandbox else set()
-        fds = [os.open(stdin, os.O_RDONLY),
-               os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
-               os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)]
-        try:
-            proc = self.process_class(self.reactor, executable, argv, env, self.sandbox, fds)
-        except BaseException:
-            sb.remove_sandbox(self.sandbox)
-            raise
-        finally:
-            for fd in fds:
-                os.close(fd)
+        self._stdio = launch.stdio
         self.pid = proc.pid
         self._sampler = task.LoopingCall(self._sample)
         self._sampler.clock = self.reactor
         self._first_sample = self.reactor.callLater(min(FIRST_SAMPLE_DELAY, self.sample_interval),
                                                     self._start_sampling)
-        return proc.ended.addCallback(self._finished, before, skip)
+        return proc.ended.addCallback(self._finished, launch.before, launch.skip)
+
+    def _prepare(self) -> "_Launch":
+        """Fill the sandbox and open the job's standard streams; run with the job
+        account's file rights, so a symlink among the inputs leads nowhere it could not go."""
+        sb.place_inputs(self.sandbox, self.input_files)
+        executable = self._executable()
+        argv = [executable, *job_argv(self.job)]
+        job_ad_path = sb.write_ad_file(self.sandbox, sb.JOB_AD_FILE, self.job)
+        machine_ad_path = sb.write_ad_file(self.sandbox, sb.MACHINE_AD_FILE, self.machine_ad)
+        env = self._environment(job_ad_path, machine_ad_path)
+        stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL, self.transferred)
+        stdout = _stdio_path(self.sandbox, self.job, "Out", sb.STDOUT_FILE, self.transferred)
+        stderr = _stdio_path(self.sandbox, self.job, "Err", sb.STDERR_FILE, self.transferred)
+        if stdin != DEVNULL and not os.path.isfile(stdin):
+            raise StarterError(f"job {self._label()}: standard input {stdin!r} does not exist")
+        before = sb.snapshot(self.sandbox)
+        skip = {os.path.basename(executable)} if not os.path.isabs(executable) or \
+            os.path.dirname(executable) == self.sandbox else set()
+        fds: list[int] = []
+        try:
+            fds.append(os.open(stdin, os.O_RDONLY))
+            fds.append(os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
+            fds.append(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        return _Launch(executable, argv, env, tuple(fds), (stdout, stderr), before, skip)
 
     def _start_sampling(self) -> None:
         if self.pid is not None and not self._sampler.running:
@@ -244,8 +282,9 @@ class Starter:
             pass
         code, signum = _exit_of(status)
         try:
-            outputs, missing = sb.output_files(self.sandbox, self.job, before, skip)
-        except StarterError:
+            with acting_as(self.account):
+                outputs, missing = sb.output_files(self.sandbox, self.job, before, skip)
+        except (StarterError, OSError):
             # the transfer resolver sends the outputs and holds the job naming a bad one;
             # this listing must not end the run first (issue 10 folds the two together)
             outputs, missing = [], []

@@ -45,5 +45,8 @@ DEFAULTS: dict[str, str] = {
     "REQUEST_TIMEOUT": "60",
     # the execute side
     "START": "true",
+    # which account runs a job when the startd runs as root (HTCondor's names)
+    "STARTER_ALLOW_RUNAS_OWNER": "true",
+    "NOBODY_SLOT_USER": "nobody",
     "FLOCK_TO": "",
 }

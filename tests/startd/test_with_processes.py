@@ -103,6 +103,9 @@ class StartdProcessTests(unittest.TestCase):
 
     async def _set_up(self):
         self.dir = tempfile.mkdtemp(prefix="roost-startd-")
+        # jobs of a root startd run as other accounts, which must reach EXECUTE inside
+        # (as in a real installation); the key and logs here stay readable by root only
+        os.chmod(self.dir, 0o711)
         if not os.environ.get("ROOST_KEEP_TEST_DIRS"):
             self.addCleanup(shutil.rmtree, self.dir, True)
         key_file = os.path.join(self.dir, "POOL")
