@@ -10,7 +10,9 @@ daemons with pid, address and uptime; ``roost pool down`` stops them cleanly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
+import hashlib
 import os
 import signal
 import subprocess
@@ -33,6 +35,8 @@ START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0
 USER_SCOPES = ("READ", "WRITE", "ADMINISTRATOR")
 POOL_FILE_NAME = "pool.json"
+#: Where pools started by root keep their execute directories (HTCondor's is /var/lib/condor/execute).
+ROOT_EXECUTE_BASE = "/var/lib/roost/execute"
 
 
 class PoolError(Exception):
@@ -95,9 +99,9 @@ def prepare_pool_dir(directory: str, env: Mapping[str, str]) -> str:
         SecurityError: the signing key or a token cannot be written.
     """
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        for sub in ("log", "spool", "execute", "tokens"):
-            os.makedirs(os.path.join(directory, sub), mode=0o700, exist_ok=True)
+        for path in (directory, *(os.path.join(directory, sub) for sub in ("log", "spool", "execute", "tokens"))):
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.chmod(path, 0o700)  # one made before, or by hand, may be open to others
     except OSError as exc:
         raise PoolError(f"cannot make the pool directory {directory}: {exc.strerror or exc}") from None
     config_file = os.path.join(directory, "config")
@@ -118,10 +122,24 @@ def prepare_pool_dir(directory: str, env: Mapping[str, str]) -> str:
 
 def pool_config_text(directory: str) -> str:
     """The config a personal pool in ``directory`` runs with."""
+    execute = root_execute_dir(directory)
     return (f"# Written by `roost pool up`; rewritten at each start.\n"
             f"use ROLE : Personal\n"
             f"LOCAL_DIR = {directory}\n"
-            f"POOL_ADDRESS_FILE = $(LOCAL_DIR)/{POOL_FILE_NAME}\n")
+            f"POOL_ADDRESS_FILE = $(LOCAL_DIR)/{POOL_FILE_NAME}\n"
+            + (f"# started by root: jobs run as other accounts, which may not enter $(LOCAL_DIR)\n"
+               f"EXECUTE = {execute}\n" if execute else ""))
+
+
+def root_execute_dir(directory: str) -> str | None:
+    """Where a pool started by root keeps its sandboxes: outside the pool directory
+    (mode 0700: jobs, which then run as other accounts, must not reach its key, tokens
+    and spool), one directory per pool under :data:`ROOT_EXECUTE_BASE`. None for a pool
+    of an ordinary user, whose jobs run as that user inside the pool directory."""
+    if os.geteuid() != 0:
+        return None
+    digest = hashlib.sha256(directory.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(ROOT_EXECUTE_BASE, f"pool-{digest}")
 
 
 def user_token_file(directory: str) -> str:
@@ -297,8 +315,13 @@ def pool_down(directory: str | None, env: Mapping[str, str]) -> int:
 
 
 def _forget(directory: str, env: Mapping[str, str]) -> None:
-    """Remove the pool's address files, the user's too when it names this pool."""
+    """Remove the pool's address files, the user's too when it names this pool, and
+    its execute directory outside the pool directory when empty."""
     remove_quietly(os.path.join(directory, POOL_FILE_NAME))
+    execute = root_execute_dir(directory)
+    if execute:
+        with contextlib.suppress(OSError):
+            os.rmdir(execute)
     published_path = user_pool_file(env)
     published = read_pool_file(published_path) if published_path else None
     if published and published.get("dir") == directory:
