@@ -474,17 +474,11 @@ def _off_machine(ad: ClassAd, clock) -> Transition:
 
 
 def transfer_key_of(request) -> str | None:
-    """The transfer key a starter presented: the ``X-Roost-Transfer-Key`` header when
-    the request carries headers, else the ``transfer_key`` query argument."""
+    """The transfer key a starter presented in the ``X-Roost-Transfer-Key`` header.
+    Only the header counts: a key in the URL would land in access logs."""
     from daemoncore.wire.schedd_routes import TRANSFER_KEY_HEADER
 
-    headers = getattr(request, "headers", None)
-    if headers:
-        for name, value in headers.items():
-            if name.lower() == TRANSFER_KEY_HEADER.lower():
-                return value[0] if isinstance(value, (list, tuple)) else value
-    values = (request.query or {}).get("transfer_key")
-    return values[0] if values else None
+    return request.header(TRANSFER_KEY_HEADER)
 
 
 def maybe_call(function: Callable, *args: Any, **kwargs: Any) -> Deferred:

@@ -1,7 +1,7 @@
 """The startd's calls to the schedd about one running job: fetch its input tar, post
 its updates and its output tar. Each call carries the startd's DAEMON token and the
-job's transfer key, which only the schedd and the claimed startd know (sent both as
-the ``X-Roost-Transfer-Key`` header and as the ``transfer_key`` query argument)."""
+job's transfer key, which only the schedd and the claimed startd know, in the
+``X-Roost-Transfer-Key`` header: never in the URL, which access logs record."""
 
 from __future__ import annotations
 
@@ -73,10 +73,8 @@ class ScheddLink:
         return json.loads(raw) if raw else None
 
     async def _send(self, route: Route, data, content_type: bytes | None):
-        # The key goes as the header and as ``transfer_key`` in the query: the wire
-        # server hands handlers query arguments but not headers.
         client = AsyncClient(self.address, token=self._token(), http=self._http, timeout=self._timeout)
-        return await client.send(route, data, content_type, query={"transfer_key": self._key},
+        return await client.send(route, data, content_type,
                                  headers={TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]},
                                  job_id=self.job_id)
 

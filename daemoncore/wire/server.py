@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from urllib.parse import unquote
 
 from attrs import field, frozen
@@ -33,15 +34,31 @@ STREAM_YIELD_ITEMS = 64
 _log = Logger()
 
 
+def _read_only(headers: Mapping[str, str]) -> Mapping[str, str]:
+    return headers if isinstance(headers, MappingProxyType) else MappingProxyType(
+        {name.lower(): value for name, value in headers.items()})
+
+
+#: Request headers a handler never sees: the bearer token is checked here and stops here.
+HIDDEN_HEADERS = frozenset({"authorization"})
+
+
 @frozen
 class ApiRequest:
-    """What a handler sees: its route, path values, query arguments, body and caller."""
+    """What a handler sees: its route, path values, query arguments, body, caller
+    and request headers (names in lower case, first value each, read-only; the
+    channel bounds their count and size, and ``Authorization`` is left out)."""
 
     route: Route
     params: dict[str, str]
     query: dict[str, list[str]]
     body: bytes = field(repr=False)
     identity: object | None
+    headers: Mapping[str, str] = field(factory=lambda: MappingProxyType({}), converter=_read_only, repr=False)
+
+    def header(self, name: str) -> str | None:
+        """The value of header ``name`` (any case), or ``None`` when it was not sent."""
+        return self.headers.get(name.lower())
 
     def json(self) -> dict:
         """The body as a JSON object.
@@ -133,6 +150,7 @@ class ApiResource(Resource):
             },
             body=request.content.read() if request.content is not None else b"",
             identity=identity,
+            headers=_visible_headers(request),
         )
         return self._handlers[route](api_request)
 
@@ -189,6 +207,15 @@ class ApiResource(Resource):
 
         work.whenDone().addCallbacks(done, broken)
         request.notifyFinish().addErrback(lambda _: _stop_quietly(work))
+
+
+def _visible_headers(request: server.Request) -> MappingProxyType:
+    """The request's headers a handler may read: lower-case names, first values."""
+    return MappingProxyType({
+        name.decode("latin-1").lower(): values[0].decode("latin-1")
+        for name, values in request.requestHeaders.getAllRawHeaders()
+        if values and name.decode("latin-1").lower() not in HIDDEN_HEADERS
+    })
 
 
 def _write_lines(items: Iterable[object], request: server.Request, gone: list[bool]):

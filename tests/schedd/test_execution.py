@@ -89,10 +89,10 @@ def resolved(value):
     return result
 
 
-def request(route, body=b"", query=None, **params):
+def request(route, body=b"", query=None, headers=None, **params):
     import json
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return ApiRequest(route, params, query or {}, data, identity=None)
+    return ApiRequest(route, params, query or {}, data, identity=None, headers=headers or {})
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def activation(schedd, index=-1):
 def update(execution, job_id, event, attrs=None, key=None):
     key = key if key is not None else execution.shadows[job_id]._transfer_key
     body = {"event": event, "attrs": attrs or {}}
-    reply = execution.job_update(request(schedd_routes.JOB_UPDATE, body, {"transfer_key": [key]},
+    reply = execution.job_update(request(schedd_routes.JOB_UPDATE, body, headers={KEY_HEADER: key},
                                          job_id=str(job_id)))
     return resolved(reply).body
 
@@ -437,6 +437,9 @@ def site(execution, clock):
     return make_site(resource, clock=clock)
 
 
+KEY_HEADER = schedd_routes.TRANSFER_KEY_HEADER
+
+
 def daemon_token(clock):
     return issue_token(KEY, "startd@pool", ["DAEMON"], lifetime=3600, now=clock.seconds())
 
@@ -446,14 +449,25 @@ def test_starter_routes_need_the_jobs_transfer_key(execution, schedd, site, cloc
     [job] = start_one(execution, schedd)
     path = schedd_routes.JOB_UPDATE.path(job_id=str(job))
     body = b'{"event": "execute", "attrs": {}}'
-    wrong, _ = exchange(site, encode_request("POST", path + "?transfer_key=nope", body, daemon_token(clock)), clock)
+    raw = encode_request("POST", path, body, daemon_token(clock), headers={KEY_HEADER: "nope"})
+    wrong, _ = exchange(site, raw, clock)
     assert wrong.status == 403 and "transfer key" in wrong.json()["message"]
     unknown_path = schedd_routes.JOB_UPDATE.path(job_id="99.0")
     missing, _ = exchange(site, encode_request("POST", unknown_path, body, daemon_token(clock)), clock)
     assert missing.status == 404
     key = activation(schedd)["transfer_key"]
-    right, _ = exchange(site, encode_request("POST", f"{path}?transfer_key={key}", body, daemon_token(clock)), clock)
+    right, _ = exchange(site, encode_request("POST", path, body, daemon_token(clock), headers={KEY_HEADER: key}), clock)
     assert right.status == 200 and right.json() == {"job_status": 2}
+
+
+def test_transfer_key_in_the_url_is_not_accepted(execution, schedd, site, clock):
+    """The key counts only as a header: one passed as a query argument is refused (403)."""
+    [job] = start_one(execution, schedd)
+    key = activation(schedd)["transfer_key"]
+    path = schedd_routes.JOB_UPDATE.path(job_id=str(job)) + f"?transfer_key={key}"
+    raw = encode_request("POST", path, b'{"event": "execute", "attrs": {}}', daemon_token(clock))
+    answer, _ = exchange(site, raw, clock)
+    assert answer.status == 403
 
 
 def test_resource_requests_stream_over_http(execution, schedd, site, clock):
@@ -477,8 +491,8 @@ def test_input_streams_the_executable(execution, schedd, site, clock, tmp_path):
     script.write_text("#!/bin/sh\necho hi\n")
     [job] = start_one(execution, schedd, Cmd=str(script), Iwd=str(tmp_path), TransferExecutable=True)
     key = activation(schedd)["transfer_key"]
-    path = schedd_routes.JOB_INPUT.path(job_id=str(job)) + f"?transfer_key={key}"
-    answer, _ = exchange(site, encode_request("GET", path, b"", daemon_token(clock)), clock)
+    path = schedd_routes.JOB_INPUT.path(job_id=str(job))
+    answer, _ = exchange(site, encode_request("GET", path, b"", daemon_token(clock), headers={KEY_HEADER: key}), clock)
     assert answer.status == 200
     names = tarfile.open(fileobj=io.BytesIO(answer.body)).getnames()
     assert "run.sh" in names

@@ -127,7 +127,7 @@ class FakeStartd:
         headers = {"Authorization": [f"Bearer {token('startd')}"], schedd_routes.TRANSFER_KEY_HEADER: [key]}
 
         def url(route):
-            return f"http://{schedd}{route.path(job_id=job_id)}?transfer_key={key}"
+            return f"http://{schedd}{route.path(job_id=job_id)}"
 
         got = yield self.http.get(url(schedd_routes.JOB_INPUT), headers=headers)
         assert got.code == 200, (yield treq.content(got))

@@ -82,9 +82,9 @@ def call(schedd, reactor, startd):
     site = make_site(ApiResource(schedd.handlers(), token_verifier(KEY, reactor),
                                  cooperator=clock_cooperator(reactor)), clock=reactor)
 
-    def send(method, path, body, who="alice@pool", level="WRITE"):
+    def send(method, path, body, who="alice@pool", level="WRITE", headers=None):
         token = issue_token(KEY, who, [level], now=0)
-        raw = encode_request(method, path, json.dumps(body).encode(), token=token)
+        raw = encode_request(method, path, json.dumps(body).encode(), token=token, headers=headers)
         response, _ = exchange(site, raw, reactor)
         for _ in range(20):
             startd[1].flush()
@@ -110,8 +110,9 @@ def test_a_submitted_job_is_claimed_activated_run_and_removed(call, schedd, star
     assert accepted.json() == {"accepted": 1}
     assert routes.named("claim")[0]["claim_id"] == "negotiated"
     [activate] = routes.named("activate")
-    path = schedd_routes.JOB_UPDATE.path(job_id="1.0") + "?transfer_key=" + activate["transfer_key"]
-    executed = call("POST", path, {"event": "execute", "attrs": {}}, "startd@pool", "DAEMON")
+    path = schedd_routes.JOB_UPDATE.path(job_id="1.0")
+    executed = call("POST", path, {"event": "execute", "attrs": {}}, "startd@pool", "DAEMON",
+                    headers={schedd_routes.TRANSFER_KEY_HEADER: activate["transfer_key"]})
     assert executed.json() == {"job_status": 2}
     removed = call("POST", "/v1/jobs/act", {"action": "Remove", "ids": ["1.0"]})
     assert removed.json()["changed"] == 1

@@ -119,7 +119,7 @@ class RecordingSchedd(Resource):
 
 
 def test_schedd_link_sends_the_transfer_key_and_a_fresh_token_with_each_call():
-    """Input and updates go to the job's routes with the key as header and query argument."""
+    """Input and updates go to the job's routes with the key in a header and never in the URL."""
     schedd = RecordingSchedd()
     http = StubTreq(schedd)
     tokens = iter(["t1", "t2", "t3"])
@@ -133,7 +133,7 @@ def test_schedd_link_sends_the_transfer_key_and_a_fresh_token_with_each_call():
     assert updated.result == {"job_status": 2}
     paths = [(method, path) for method, path, *_ in schedd.seen]
     assert paths == [(b"GET", b"/v1/jobs/5.1/input"), (b"POST", b"/v1/jobs/5.1/update")]
-    assert all(args == {b"transfer_key": [b"secret-key"]} and header == b"secret-key"
+    assert all(args == {} and header == b"secret-key"
                for _, _, args, header, _ in schedd.seen)
     assert json.loads(schedd.seen[1][4]) == {"event": "execute", "attrs": {"RemoteHost": "slot1_1@node1"}}
     # (output goes as a file body producer, which StubTreq cannot carry: the process test covers it)

@@ -48,7 +48,7 @@ class FakeSchedd:
                 schedd_routes.JOB_UPDATE: self.job_update}
 
     def _job(self, request):
-        if request.query.get("transfer_key") != [TRANSFER_KEY]:
+        if request.header("X-Roost-Transfer-Key") != TRANSFER_KEY or request.query:
             raise Forbidden("wrong transfer key")
         return self.jobs[request.params["job_id"]]
 

@@ -169,3 +169,29 @@ def test_client_gone_mid_stream_stops_the_stream(toy_site, clock):
     assert failures == []
     assert b'{"n":' not in transport.value()
     assert all(call.getTime() > clock.seconds() for call in clock.getDelayedCalls())
+
+
+def test_handlers_read_request_headers_but_never_the_bearer_token(clock):
+    """A handler sees the request's headers by lower-case name, read-only, without Authorization."""
+    from daemoncore.wire.auth import token_verifier
+    from daemoncore.wire.in_memory import clock_cooperator
+    from daemoncore.wire.route import Route
+    from daemoncore.wire.server import ApiResource, JsonReply, make_site
+    from tests.wire.toy_api import KEY
+
+    seen = []
+    route = Route("look", "GET", "/v1/look", level="READ")
+
+    def look(request):
+        seen.append(request)
+        return JsonReply({"key": request.header("X-Roost-Transfer-Key"), "names": sorted(request.headers)})
+
+    site = make_site(ApiResource({route: look}, token_verifier(KEY, clock), cooperator=clock_cooperator(clock)),
+                     clock=clock)
+    raw = encode_request("GET", "/v1/look", token=token("a@p", "READ"), headers={"X-Roost-Transfer-Key": "k1"})
+    response, _ = exchange(site, raw, clock)
+    assert response.json()["key"] == "k1"
+    assert "authorization" not in response.json()["names"] and "x-roost-transfer-key" in response.json()["names"]
+    with pytest.raises(TypeError):
+        seen[0].headers["x-new"] = "1"
+    assert "k1" not in repr(seen[0])
