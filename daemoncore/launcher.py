@@ -5,6 +5,7 @@ This is the one place that imports the global reactor."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import attrs
@@ -15,6 +16,35 @@ from daemoncore.daemon import DaemonSettings, ServiceFactory
 from daemoncore.security import SecurityError
 
 _log = Logger()
+
+#: A daemon log is its owner's alone: it records addresses, job ids and who asked what.
+LOG_FILE_MODE = 0o600
+#: A log directory Roost creates is its owner's alone too.
+LOG_DIR_MODE = 0o700
+
+
+def private_file_opener(path: str, flags: int) -> int:
+    """An ``opener`` for ``open()`` that creates the file 0600 and tightens an existing
+    one to 0600 (a log left by an older Roost may be readable by all)."""
+    descriptor = os.open(path, flags, LOG_FILE_MODE)
+    try:
+        os.fchmod(descriptor, LOG_FILE_MODE)
+    except OSError:
+        pass  # not ours to change (a shared log set up by hand): keep it as it is
+    return descriptor
+
+
+def open_daemon_log(path: str):
+    """The daemon's log file, opened for appending, line-buffered, 0600; its directory is
+    created 0700 when missing.
+
+    Raises:
+        OSError: the directory or the file cannot be created or opened.
+    """
+    directory = os.path.dirname(path)
+    if directory and not os.path.isdir(directory):
+        os.makedirs(directory, mode=LOG_DIR_MODE, exist_ok=True)
+    return open(path, "a", encoding="utf-8", buffering=1, opener=private_file_opener)
 
 
 def parse_arguments(daemon_type: str, argv: list[str] | None) -> argparse.Namespace:
@@ -30,8 +60,6 @@ def parse_arguments(daemon_type: str, argv: list[str] | None) -> argparse.Namesp
 def _stop_when_orphaned(reactor, daemon_type: str) -> None:
     """Stop cleanly when the master that started this daemon dies (the daemon is
     re-parented), so a killed master never leaves daemons behind."""
-    import os
-
     from twisted.internet.task import LoopingCall
 
     master = os.environ.get("ROOST_MASTER_PID", "")
@@ -61,7 +89,7 @@ def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list
     overrides = {"port": args.port, "address_file": args.address_file, "log_file": args.log_file}
     settings = attrs.evolve(settings, **{k: v for k, v in overrides.items() if v is not None})
     try:
-        log_file = open(settings.log_file, "a", encoding="utf-8", buffering=1)
+        log_file = open_daemon_log(settings.log_file)
     except OSError as exc:
         print(f"roost {daemon_type.lower()}: cannot open log file {settings.log_file}: {exc.strerror}", file=sys.stderr)
         return 2

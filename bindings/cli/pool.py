@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import remove_quietly
+from daemoncore.launcher import private_file_opener
 from daemoncore.master.routes import DAEMONS
 from daemoncore.master.service import write_pool_file
 from daemoncore.security import SecurityError, ensure_signing_key, issue_token, write_token
@@ -155,7 +156,7 @@ def _start_master(directory: str, config_file: str, env: Mapping[str, str], time
     pool_file = os.path.join(directory, POOL_FILE_NAME)
     remove_quietly(pool_file)
     stderr_path = os.path.join(directory, "log", "MasterLog.stderr")
-    with open(stderr_path, "ab") as stderr, open(os.devnull, "rb") as stdin:
+    with open(stderr_path, "ab", opener=private_file_opener) as stderr, open(os.devnull, "rb") as stdin:
         master = subprocess.Popen([sys.executable, "-m", "daemoncore.master"], env=_pool_env(env, config_file),
                                   cwd=directory, stdin=stdin, stdout=stderr, stderr=stderr, start_new_session=True)
     deadline = time.monotonic() + timeout
