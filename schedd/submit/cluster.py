@@ -73,6 +73,8 @@ class BuildContext:
     owner: str | None
     environ: Mapping[str, str]
     predefined: Mapping[str, str]
+    #: the schedd's mode: no file, command or environment of the host is consulted
+    self_contained: bool = False
 
 
 class ProcState:
@@ -102,7 +104,8 @@ class ProcState:
             return None
         scope = MacroScope(self.raw, live=self.live, items=self.items,
                            predefined=self.context.predefined, cwd=self.context.cwd,
-                           environ=self.context.environ)
+                           environ=self.context.environ,
+                           self_contained=self.context.self_contained)
         try:
             value = scope.expand(raw)
         except SubmitError as exc:

@@ -14,7 +14,7 @@ from typing import Mapping
 
 import attrs
 
-from schedd.submit.errors import SubmitError
+from schedd.submit.errors import SubmitError, client_only
 from schedd.submit.macros import MacroScope
 
 _ASSIGNMENT = re.compile(r"^([+]?[A-Za-z_][\w.]*)\s*=\s*(.*)$", re.S)
@@ -27,6 +27,7 @@ VERSION = (23, 10, 29)
 _TRUE = {"true", "yes", "t", "y", "on"}
 _FALSE = {"false", "no", "f", "n", "off", ""}
 _MAX_INCLUDE_DEPTH = 20
+_ENV_CALL = re.compile(r"(?<!\$)\$ENV\(", re.I)
 
 
 @attrs.frozen
@@ -56,6 +57,8 @@ class Description:
 
     commands: Mapping[str, Command]
     queues: tuple[QueueStatement, ...]
+    #: the files ``include`` read, in order
+    includes: tuple[str, ...] = ()
 
 
 def command_key(name: str) -> tuple[str, str]:
@@ -79,19 +82,24 @@ class _Frame:
 class _Reader:
     """Reads lines into commands and queue statements, one file (and its includes) at a time."""
 
-    def __init__(self, cwd: str, predefined: Mapping[str, str], environ: Mapping[str, str] | None):
+    def __init__(self, cwd: str, predefined: Mapping[str, str], environ: Mapping[str, str] | None,
+                 self_contained: bool = False):
         self.cwd = cwd
         self.predefined = predefined
         self.environ = environ
+        self.self_contained = self_contained
         self.commands: dict[str, Command] = {}
         self.queues: list[QueueStatement] = []
         self.frames: list[_Frame] = []
+        self.includes: list[str] = []
 
     def active(self) -> bool:
         return all(f.active for f in self.frames)
 
     def read(self, text: str, file: str | None, depth: int = 0) -> None:
         lines = text.splitlines()
+        if self.self_contained:
+            _refuse_env(lines, file)
         i = 0
         while i < len(lines):
             number = i + 1
@@ -141,7 +149,9 @@ class _Reader:
             return i + 1
         assignment = _ASSIGNMENT.match(text)
         if not assignment:
-            raise SubmitError(f"cannot read {text!r}: expected 'name = value', 'queue ...', "
+            # An included file may be anything the user can read: name its line, never echo it.
+            shown = "this line" if file is not None else repr(text)
+            raise SubmitError(f"cannot read {shown}: expected 'name = value', 'queue ...', "
                               "'include : file' or if/elif/else/endif (a continued line "
                               "needs a backslash at the end of the line before)")
         self.assign(assignment.group(1), assignment.group(2).strip(), number, file)
@@ -159,6 +169,8 @@ class _Reader:
         self.commands[key] = Command(keep, value, number, file)
 
     def include(self, rest: str, depth: int) -> None:
+        if self.self_contained:
+            raise client_only(f"include {rest}", "reads a file")
         target = rest[1:].strip() if rest.startswith(":") else rest
         target = self.scope().expand(target)
         if not target:
@@ -171,6 +183,7 @@ class _Reader:
                 text = f.read()
         except OSError as exc:
             raise SubmitError(f"cannot read included file {target!r}: {exc.strerror}") from None
+        self.includes.append(target)
         self.read(text, target, depth + 1)
 
     def queue(self, rest: str, number: int, lines: list[str], i: int, file: str | None) -> int:
@@ -190,7 +203,7 @@ class _Reader:
     def scope(self) -> MacroScope:
         return MacroScope({k: c.value for k, c in self.commands.items()},
                           predefined=self.predefined, cwd=self.cwd,
-                          environ=self.environ)
+                          environ=self.environ, self_contained=self.self_contained)
 
     def conditional(self, word: str, rest: str, number: int) -> None:
         if word == "if":
@@ -240,6 +253,16 @@ class _Reader:
                               "true/false value (comparisons and && are not allowed)") from None
 
 
+def _refuse_env(lines: list[str], file: str | None) -> None:
+    """The schedd's refusal of any ``$ENV(...)``, used or not, at its line."""
+    for number, line in enumerate(lines, 1):
+        found = _ENV_CALL.search(line)
+        if found and not line.lstrip().startswith("#"):
+            end = line.find(")", found.end())
+            call = line[found.start(): end + 1 if end >= 0 else len(line)]
+            raise client_only(call, "reads the environment").located(file=file, line=number)
+
+
 def _compare_version(op: str, text: str) -> bool:
     wanted = tuple(int(p) for p in text.split("."))
     ours = VERSION[: len(wanted)]
@@ -249,10 +272,14 @@ def _compare_version(op: str, text: str) -> bool:
 
 def parse_description(text: str, *, cwd: str | None = None, file: str | None = None,
                       predefined: Mapping[str, str] | None = None,
-                      environ: Mapping[str, str] | None = None) -> Description:
-    """Read a whole submit description; raises :class:`SubmitError` on the first problem."""
-    reader = _Reader(cwd or os.getcwd(), predefined or {}, environ)
+                      environ: Mapping[str, str] | None = None,
+                      self_contained: bool = False) -> Description:
+    """Read a whole submit description; raises :class:`SubmitError` on the first problem.
+
+    ``self_contained`` is the schedd's mode: ``include`` and ``$ENV`` are refused
+    (naming the line) instead of reading a file or the environment."""
+    reader = _Reader(cwd or os.getcwd(), predefined or {}, environ, self_contained)
     reader.read(text, file)
     if reader.frames:
         raise SubmitError("'if' has no matching 'endif'", file=file, line=reader.frames[-1].line)
-    return Description(dict(reader.commands), tuple(reader.queues))
+    return Description(dict(reader.commands), tuple(reader.queues), tuple(reader.includes))

@@ -30,5 +30,16 @@ class SubmitError(ValueError):
                            command=self.command or command)
 
 
+#: What a refusal of a client-only form tells the user to do instead.
+EXPAND_ON_CLIENT = ("the schedd does not read files, run commands or look at its environment for clients; "
+                    "submit with roost submit or bindings.Submit, which expand it on your machine")
+
+
+def client_only(form: str, effect: str) -> SubmitError:
+    """The refusal of a form only the submitting machine may expand, such as
+    ``client_only("queue ... from items.txt", "reads a file")``."""
+    return SubmitError(f"{form!r} {effect}; {EXPAND_ON_CLIENT}")
+
+
 class SubmitWarning(UserWarning):
     """Something probably wrong that HTCondor accepts, such as a misspelled command."""

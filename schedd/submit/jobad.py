@@ -141,7 +141,7 @@ def executable(r: RuleReader) -> None:
         return
     full = path if os.path.isabs(path) else os.path.join(r.context.cwd, path)
     r["Cmd"] = full
-    size = file_kib(full)
+    size = probed_kib(r, full)
     r["ExecutableSize"] = size
     r["ImageSize"] = size
 
@@ -156,6 +156,12 @@ def file_kib(path: str) -> int:
         return 0
 
 
+def probed_kib(r: RuleReader, path: str) -> int:
+    """:func:`file_kib` on the submitting machine; 0 in the schedd, which does not
+    look at its own files for a client."""
+    return 0 if r.context.self_contained else file_kib(path)
+
+
 def iwd(r: RuleReader) -> None:
     text = r.get("initialdir") or r.get("initial_dir")
     if not text or not text.strip():
@@ -163,7 +169,7 @@ def iwd(r: RuleReader) -> None:
         return
     path = text.strip()
     full = path if os.path.isabs(path) else os.path.join(r.context.cwd, path)
-    if not os.path.isdir(full):
+    if not r.context.self_contained and not os.path.isdir(full):
         raise fail(f"the initial directory {path!r} does not exist", "initialdir")
     r["Iwd"] = full
 
@@ -303,10 +309,10 @@ def disk_usage(r: RuleReader, inputs: list[str]) -> None:
     total = r.attr("ExecutableSize") or 0
     stdin = r.attr("In")
     if stdin and stdin != "/dev/null":
-        total += file_kib(in_iwd(r, stdin))
+        total += probed_kib(r, in_iwd(r, stdin))
     for name in inputs:
         if "://" not in name and name != cmd:
-            total += file_kib(in_iwd(r, name))
+            total += probed_kib(r, in_iwd(r, name))
     r["DiskUsage"] = total
     r["ExecutableSize"] = r.attr("ExecutableSize") or 0
     image = r.get("image_size")
@@ -597,14 +603,14 @@ def credentials(r: RuleReader) -> None:
     proxy = r.get("x509userproxy")
     if proxy and proxy.strip():
         path = in_iwd(r, string_value(proxy))
-        if not os.path.isfile(path):
+        if not r.context.self_contained and not os.path.isfile(path):
             raise fail(f"the proxy file {proxy.strip()!r} does not exist", "x509userproxy")
         r["x509userproxy"] = string_value(proxy)
     if is_true(r.get("use_scitokens")):
         token = r.get("scitokens_file")
         environ = r.context.environ
         path = in_iwd(r, string_value(token)) if token else environ.get("BEARER_TOKEN_FILE")
-        if not path or not os.path.isfile(path):
+        if not path or not r.context.self_contained and not os.path.isfile(path):
             raise fail("use_scitokens = true needs a token file (scitokens_file or "
                        "BEARER_TOKEN_FILE) that exists", "use_scitokens")
 

@@ -18,7 +18,7 @@ from schedd.submit.description import Description, QueueStatement
 from schedd.submit.errors import SubmitError, SubmitWarning
 from schedd.submit.jobad import RULES, SIMPLE_COMMANDS
 from schedd.submit.macros import MacroScope
-from schedd.submit.queue import parse_queue_args, proc_rows
+from schedd.submit.queue import item_rows, parse_queue_args, proc_count, proc_rows
 from schedd.submit.values import Expr
 
 _ARCH_NAMES = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "AARCH64", "arm64": "AARCH64",
@@ -50,6 +50,10 @@ KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
 
 _REQUESTS = ["request_cpus", "request_memory", "request_disk", "request_gpus"]
 
+#: At most this many procs in one submit: checked from the counts and items before
+#: any proc is made, by the client and by the schedd alike.
+MAX_PROCS_PER_SUBMIT = 1_000_000
+
 
 def host_predefined() -> dict[str, str]:
     """Macros every description can use that describe this host."""
@@ -75,6 +79,8 @@ class SubmitOptions:
     owner: str | None = None
     cwd: str = "."
     environ: Mapping[str, str] = attrs.field(factory=lambda: dict(os.environ))
+    #: the schedd's mode: refuse include, $ENV, and items from files, commands or globs
+    self_contained: bool = False
 
 
 def warn_misspellings(description: Description) -> list[str]:
@@ -109,37 +115,51 @@ def expand(description: Description, options: SubmitOptions) -> list[ExpandedClu
     warn_misspellings(description)
     predefined = {**host_predefined(), **time_predefined(options.qdate)}
     context = BuildContext(os.path.abspath(options.cwd), options.owner, options.environ,
-                           predefined)
+                           predefined, options.self_contained)
+    planned = [_planned(statement, context) for statement in queue_statements(description)]
+    total = 0
+    for statement, spec, rows in planned:
+        total += proc_count(spec, rows)
+        if total > MAX_PROCS_PER_SUBMIT:
+            raise SubmitError(f"the description queues more than the {MAX_PROCS_PER_SUBMIT} jobs one submit "
+                              f"may hold (this statement makes {proc_count(spec, rows)}); split it",
+                              file=statement.file, line=statement.line, command="queue")
     results = []
     proc_id = options.proc_id
-    for statement in queue_statements(description):
-        cluster, proc_id = _expand_statement(statement, options, context, proc_id)
+    for statement, spec, rows in planned:
+        cluster, proc_id = _expand_statement(statement, spec, rows, options, context, proc_id)
         results.append(cluster)
     return results
 
 
+def _planned(statement: QueueStatement, context: BuildContext):
+    """A queue statement with its parsed arguments and its item rows, no proc made yet."""
+    spec = parse_statement(statement, context)
+    try:
+        rows = item_rows(spec, context.cwd, self_contained=context.self_contained)
+    except SubmitError as exc:
+        raise exc.located(file=statement.file, line=statement.line, command="queue") from None
+    return statement, spec, rows
+
+
 def parse_statement(statement: QueueStatement, context: BuildContext):
     scope = MacroScope({k: c.value for k, c in statement.commands.items()},
-                       predefined=context.predefined, cwd=context.cwd, environ=context.environ)
+                       predefined=context.predefined, cwd=context.cwd, environ=context.environ,
+                       self_contained=context.self_contained)
     try:
         return parse_queue_args(scope.expand(statement.args))
     except SubmitError as exc:
         raise exc.located(file=statement.file, line=statement.line, command="queue") from None
 
 
-def _expand_statement(statement: QueueStatement, options: SubmitOptions,
+def _expand_statement(statement: QueueStatement, spec, rows, options: SubmitOptions,
                       context: BuildContext, first_proc: int) -> tuple[ExpandedCluster, int]:
-    spec = parse_statement(statement, context)
     builder = ClusterBuilder(RULES, statement.commands, context)
     cluster = str(options.cluster_id)
     parallel = (statement.commands.get("universe") is not None
                 and statement.commands["universe"].value.strip().lower() == "parallel")
     proc_id = first_proc
-    try:
-        rows = list(proc_rows(spec, context.cwd))
-    except SubmitError as exc:
-        raise exc.located(file=statement.file, line=statement.line, command="queue") from None
-    for step, row in rows:
+    for step, row in proc_rows(spec, rows):
         live = {"cluster": cluster, "clusterid": cluster, "process": str(proc_id),
                 "procid": str(proc_id), "step": str(step), "jobid": f"{cluster}.{proc_id}",
                 "node": "#pArAlLeLnOdE#" if parallel else "",
@@ -181,4 +201,4 @@ def to_classads(expanded: list[ExpandedCluster]) -> Iterator:
             changes = [(name, classad_node(value)) for name, value in diff.values() if value is not DELETED]
             yield shared.derive(changes, deleted)
 
-__all__ = ["SubmitOptions", "expand", "to_classads", "warn_misspellings", "UNDEFINED"]
+__all__ = ["MAX_PROCS_PER_SUBMIT", "SubmitOptions", "expand", "to_classads", "warn_misspellings", "UNDEFINED"]

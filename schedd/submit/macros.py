@@ -10,12 +10,13 @@ so the job-ad builder knows which commands must be expanded again for every proc
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
 from typing import Callable, Mapping
 
-from schedd.submit.errors import SubmitError
+from schedd.submit.errors import SubmitError, client_only
 
 _CALL = re.compile(r"\$([A-Za-z_]*)\(")
 _MAX_DEPTH = 64
@@ -37,18 +38,54 @@ def matching_paren(text: str, open_at: int) -> int:
     return -1
 
 
+def substitute_calls(text: str, call: Callable[[str, str], str | None]) -> str:
+    """``text`` with each ``$func(inner)`` replaced by ``call(func, inner)`` (None keeps
+    the call as written); ``$$`` and ``$$(...)`` are left for match time."""
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("$", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        if text.startswith("$$", j):
+            end = j + 2
+            if text.startswith("(", end):
+                close = matching_paren(text, end)
+                end = len(text) if close < 0 else close + 1
+            out.append(text[j:end])
+            i = end
+            continue
+        m = _CALL.match(text, j)
+        if not m:
+            out.append("$")
+            i = j + 1
+            continue
+        close = matching_paren(text, m.end() - 1)
+        if close < 0:
+            out.append(text[j:])
+            break
+        replaced = call(m.group(1), text[m.end():close])
+        out.append(text[j:close + 1] if replaced is None else replaced)
+        i = close + 1
+    return "".join(out)
+
+
 class MacroScope:
     """Where macro names come from, in precedence order, and what an expansion touched."""
 
     def __init__(self, commands: Mapping[str, str], *, live: Mapping[str, str] | None = None,
                  items: Mapping[str, str] | None = None, predefined: Mapping[str, str] | None = None,
-                 cwd: str = ".", environ: Mapping[str, str] | None = None) -> None:
+                 cwd: str = ".", environ: Mapping[str, str] | None = None,
+                 self_contained: bool = False) -> None:
         self.commands = commands
         self.live = live or {}
         self.items = items or {}
         self.predefined = predefined or {}
         self.cwd = cwd
         self.environ = os.environ if environ is None else environ
+        self.self_contained = self_contained
         self.touched: set[str] = set()
 
     def raw(self, name: str) -> str | None:
@@ -89,35 +126,7 @@ class _Expansion:
             raise SubmitError("macros refer to each other without end (a macro cycle)")
         if "$" not in text:
             return text
-        out: list[str] = []
-        i = 0
-        while True:
-            j = text.find("$", i)
-            if j < 0:
-                out.append(text[i:])
-                break
-            out.append(text[i:j])
-            if text.startswith("$$", j):
-                end = j + 2
-                if text.startswith("(", end):
-                    close = matching_paren(text, end)
-                    end = len(text) if close < 0 else close + 1
-                out.append(text[j:end])
-                i = end
-                continue
-            m = _CALL.match(text, j)
-            if not m:
-                out.append("$")
-                i = j + 1
-                continue
-            close = matching_paren(text, m.end() - 1)
-            if close < 0:
-                out.append(text[j:])
-                break
-            replaced = self.call(m.group(1), text[m.end():close], depth)
-            out.append(text[j:close + 1] if replaced is None else replaced)
-            i = close + 1
-        return "".join(out)
+        return substitute_calls(text, lambda func, inner: self.call(func, inner, depth))
 
     def call(self, func: str, inner: str, depth: int) -> str | None:
         """Expansion of ``$func(inner)``; None leaves the call in the text as written."""
@@ -192,9 +201,13 @@ def evaluate_number(text: str) -> int | float:
     except ValueError:
         pass
     try:
-        return float(stripped)
+        number = float(stripped)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(number):
+            raise SubmitError(f"a number of {len(stripped)} characters is too large")
+        return number
     value = evaluate_expression(stripped)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SubmitError(f"{text!r} does not evaluate to a number")
@@ -279,6 +292,8 @@ def _choice(exp: _Expansion, inner: str, depth: int) -> str:
 
 
 def _env(exp: _Expansion, inner: str, depth: int) -> str:
+    if exp.scope.self_contained:
+        raise client_only(f"$ENV({inner})", "reads the environment")
     name, sep, default = exp.run(inner, depth + 1).partition(":")
     value = exp.scope.environ.get(name.strip())
     if value is not None:

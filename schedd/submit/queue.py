@@ -17,7 +17,7 @@ from typing import Iterator
 
 import attrs
 
-from schedd.submit.errors import SubmitError
+from schedd.submit.errors import SubmitError, client_only
 
 _MODE = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.I)
 _VARS_AT_END = re.compile(r"((?:[A-Za-z_][\w.]*)(?:\s*,\s*[A-Za-z_][\w.]*|\s+[A-Za-z_][\w.]*)*)\s*$")
@@ -210,10 +210,33 @@ def _matching(patterns: str, kind: str, cwd: str) -> list[str]:
     return found
 
 
-def item_rows(spec: QueueSpec, cwd: str) -> list[Row] | None:
+def reads_host(spec: QueueSpec) -> bool:
+    """True when the statement's items come from a file, a command or a glob of the
+    submitting machine, so only that machine may expand it."""
+    return spec.mode == "matching" or spec.mode == "from" and not spec.inline
+
+
+def refuse_host_items(spec: QueueSpec) -> None:
+    """Raise the schedd's refusal of a statement whose items are on the client's machine.
+
+    Raises:
+        SubmitError: items from a file, a command or a glob.
+    """
+    if spec.mode == "matching":
+        raise client_only(f"queue ... matching {spec.source}", "lists files")
+    if spec.mode == "from" and not spec.inline:
+        if spec.source.endswith("|"):
+            raise client_only(f"queue ... from {spec.source}", "runs a command")
+        raise client_only(f"queue ... from {spec.source}", "reads a file")
+
+
+def item_rows(spec: QueueSpec, cwd: str, *, self_contained: bool = False) -> list[Row] | None:
     """The selected item rows of a queue statement, or None for a count-only queue.
 
-    An empty list (an unmatched pattern) gives one row of empty values."""
+    An empty list (an unmatched pattern) gives one row of empty values. In the
+    schedd's ``self_contained`` mode, items from a file, command or glob are refused."""
+    if self_contained:
+        refuse_host_items(spec)
     if spec.mode is None:
         return None
     names = spec.variables
@@ -252,9 +275,13 @@ def _from_rows(spec: QueueSpec, cwd: str) -> list[tuple[str, ...]]:
     return rows
 
 
-def proc_rows(spec: QueueSpec, cwd: str) -> Iterator[tuple[int, Row | None]]:
-    """(step, row) for every proc the statement makes, in proc order."""
-    rows = item_rows(spec, cwd)
+def proc_count(spec: QueueSpec, rows: list[Row] | None) -> int:
+    """How many procs the statement makes: its count times its items."""
+    return max(spec.count, 1) * (1 if rows is None else len(rows))
+
+
+def proc_rows(spec: QueueSpec, rows: list[Row] | None) -> Iterator[tuple[int, Row | None]]:
+    """(step, row) for every proc the statement makes from its ``rows``, in proc order."""
     count = max(spec.count, 1)
     if rows is None:
         for step in range(count):

@@ -31,13 +31,26 @@ _INT = re.compile(r"^[+-]?\d+$")
 _REAL = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$")
 _STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$', re.S)
 _WORDS = {"true": True, "false": False}
+#: Longest integer literal read (Python's own limit for converting text to int).
+MAX_INTEGER_DIGITS = 4300
+
+
+def checked_digits(digits: str) -> str:
+    """``digits`` when it is short enough to be a number.
+
+    Raises:
+        SubmitError: more than :data:`MAX_INTEGER_DIGITS` digits.
+    """
+    if len(digits) > MAX_INTEGER_DIGITS:
+        raise SubmitError(f"a number of {len(digits)} digits is too long (at most {MAX_INTEGER_DIGITS})")
+    return digits
 
 
 def literal(text: str) -> tuple[bool, object]:
     """(True, value) when ``text`` is a single literal, else (False, None)."""
     t = text.strip()
     if _INT.match(t):
-        return True, int(t)
+        return True, int(checked_digits(t))
     if _REAL.match(t):
         return True, float(t)
     m = _STRING.match(t)
@@ -61,7 +74,10 @@ def check_expression(text: str) -> str | None:
 
 def to_value(text: str, command: str | None = None) -> object:
     """The attribute value for a command's (expanded) text: a literal or an :class:`Expr`."""
-    is_literal, value = literal(text)
+    try:
+        is_literal, value = literal(text)
+    except SubmitError as exc:
+        raise exc.located(command=command) from None
     if is_literal:
         return value
     problem = check_expression(text.strip())
@@ -111,5 +127,7 @@ def size_value(text: str, unit: int, command: str) -> object:
                           "(optionally followed by B)", command=command)
     scale = _UNITS[suffix] or unit
     amount = float(number) * scale
+    if not math.isfinite(amount):
+        raise SubmitError(f"a size of {len(number)} characters is too large to be a size", command=command)
     rounded = (amount + unit - 1) / unit
     return int(math.trunc(rounded))

@@ -1,0 +1,153 @@
+"""What only the submitting machine may expand: ``include``, ``$ENV(...)`` and queue
+items from a file, a command or a glob. The client expands them here, as the user,
+into an equivalent self-contained description, which the schedd expands in its
+``self_contained`` mode (where the same forms are refused).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+import attrs
+
+from schedd.submit.cluster import BuildContext
+from schedd.submit.description import Command, Description, QueueStatement, parse_description
+from schedd.submit.errors import SubmitError
+from schedd.submit.jobs import SubmitOptions, expand, host_predefined, parse_statement
+from schedd.submit.macros import MacroScope, substitute_calls
+from schedd.submit.queue import QueueSpec, Row, item_rows, reads_host, split_row
+
+_ENV_CALL = re.compile(r"\$ENV\(", re.I)
+
+
+@attrs.frozen
+class _Line:
+    """One line of the self-contained text and where it came from in the user's files."""
+
+    text: str
+    file: str | None
+    line: int
+
+
+def for_schedd(text: str, *, cwd: str, environ: Mapping[str, str]) -> str:
+    """The description to send the schedd: ``text`` itself when it is self-contained,
+    else an equivalent text with includes inlined, ``$ENV`` values written in and host
+    items listed inline. A rewritten text is expanded here once first, so an error
+    names the user's own file and line.
+
+    Raises:
+        SubmitError: the description is wrong, or an item cannot be written inline.
+    """
+    predefined = host_predefined()
+    description = parse_description(text, cwd=cwd, predefined=predefined, environ=environ)
+    context = BuildContext(os.path.abspath(cwd), None, environ, predefined)
+    specs = [parse_statement(statement, context) for statement in description.queues]
+    if not (description.includes or _ENV_CALL.search(text) or any(reads_host(spec) for spec in specs)):
+        return text
+    lines = _rendered(description, specs, context)
+    rendered = "\n".join(line.text for line in lines) + "\n"
+    try:
+        expand(parse_description(rendered, cwd=cwd, predefined=predefined, environ=environ),
+               SubmitOptions(cwd=cwd, environ=environ, self_contained=True))
+    except SubmitError as exc:
+        raise _located_in_source(exc, lines) from None
+    return rendered
+
+
+def _located_in_source(exc: SubmitError, lines: list[_Line]) -> SubmitError:
+    if exc.file is not None or exc.line is None or not 1 <= exc.line <= len(lines):
+        return exc
+    source = lines[exc.line - 1]
+    return SubmitError(exc.reason, file=source.file, line=source.line, command=exc.command)
+
+
+def _rendered(description: Description, specs: list[QueueSpec], context: BuildContext) -> list[_Line]:
+    """Every queue statement as the commands that changed before it and its queue line."""
+    lines: list[_Line] = []
+    before: Mapping[str, Command] = {}
+    if not description.queues:
+        return _command_lines(description.commands, {}, context)
+    for statement, spec in zip(description.queues, specs):
+        lines += _command_lines(statement.commands, before, context)
+        lines += _queue_lines(statement, spec, context)
+        before = statement.commands
+    return lines
+
+
+def _command_lines(commands: Mapping[str, Command], before: Mapping[str, Command],
+                   context: BuildContext) -> list[_Line]:
+    scope = _scope(commands, context)
+    lines = []
+    for key, command in commands.items():
+        if key in before and before[key].value == command.value:
+            continue
+        value = _env_written_in(command.value, scope)
+        body = value.split("\n")
+        if len(body) == 1 and not value.endswith("\\") and value == value.strip():
+            lines.append(_Line(f"{command.name} = {value}", command.file, command.line))
+            continue
+        tag = _free_tag(body)
+        lines.append(_Line(f"{command.name} @={tag}", command.file, command.line))
+        lines += [_Line(part, command.file, command.line) for part in body]
+        lines.append(_Line(f"@{tag}", command.file, command.line))
+    return lines
+
+
+def _free_tag(body: list[str]) -> str:
+    tag = "end"
+    while any(part.strip() == f"@{tag}" for part in body):
+        tag += "x"
+    return tag
+
+
+def _scope(commands: Mapping[str, Command], context: BuildContext) -> MacroScope:
+    return MacroScope({key: command.value for key, command in commands.items()},
+                      predefined=context.predefined, cwd=context.cwd, environ=context.environ)
+
+
+def _queue_lines(statement: QueueStatement, spec: QueueSpec, context: BuildContext) -> list[_Line]:
+    if reads_host(spec):
+        try:
+            text = "queue " + _inline_args(spec, context.cwd)
+        except SubmitError as exc:
+            raise exc.located(file=statement.file, line=statement.line, command="queue") from None
+    else:
+        text = "queue " + _env_written_in(statement.args, _scope(statement.commands, context))
+    return [_Line(part, statement.file, statement.line) for part in text.split("\n")]
+
+
+def _inline_args(spec: QueueSpec, cwd: str) -> str:
+    """The arguments of an equivalent ``queue ... from ( ... )`` holding the items
+    read here; a slice stays a slice, so each item keeps its index."""
+    rows = item_rows(attrs.evolve(spec, slice=None), cwd) or []
+    empty = len(rows) == 1 and not any(value for _, value in rows[0].values)
+    items = [] if empty else [_item_line(row, spec) for row in rows]
+    where = "" if spec.slice is None else "[" + ":".join("" if v is None else str(v) for v in spec.slice) + "] "
+    return f"{spec.count} {','.join(spec.variables)} from {where}(\n" + "".join(f"{item}\n" for item in items) + ")"
+
+
+def _item_line(row: Row, spec: QueueSpec) -> str:
+    values = [value for _, value in row.values]
+    line = ", ".join(values).rstrip(", ")
+    written = line.strip()
+    if (not written or written.startswith("#") or any(ch in written for ch in "$)")
+            or split_row(line, len(values)) != values):
+        raise SubmitError(f"item {row.index} of '{spec.source}' cannot be sent to the schedd: an item "
+                          "there may not be empty, start with '#', or hold '$' or ')'", command="queue")
+    return line
+
+
+def _env_written_in(text: str, scope: MacroScope) -> str:
+    """``text`` with each ``$ENV(...)`` call replaced by its value here (a ``$`` in
+    the value written as ``$(DOLLAR)``); other macros are left for the schedd."""
+    def written(func: str, inner: str) -> str:
+        if func.upper() == "ENV":
+            return scope.expand(f"${func}({inner})").replace("$", "$(DOLLAR)")
+        return f"${func}({_env_written_in(inner, scope)})"
+
+    return substitute_calls(text, written) if "$" in text else text
+
+
+__all__ = ["for_schedd"]
