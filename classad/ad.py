@@ -126,7 +126,7 @@ class ClassAd(MutableMapping):
             return UNDEFINED
         if target is not None and target.parent is not None:
             target = root_of(target)
-        ctx = Context(self, self if self.parent is None else root_of(self), target, set())
+        ctx = Context(self, self if self.parent is None else root_of(self), target, {})
         try:
             return evaluate_entry(entry, ctx)
         except RecursionError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from classad import expr as e
+from classad import limits
 from classad import operators as ops
 from classad.functions import lookup as lookup_function
 from classad.values import ERROR, UNDEFINED
@@ -21,12 +22,29 @@ Compiled = Callable[["Context"], object]
 _SCOPE_WORDS = ("my", "target", "parent")
 
 
+#: ``Context.active`` is one dict per top-level evaluation, shared by all its contexts:
+#: the attributes being evaluated (to cut reference cycles) map to True, and these
+#: reserved keys hold how many nested attribute evaluations it has made, how many
+#: cycles it cut, the values it remembered and the sizes of the lists it built. A
+#: plain dict keeps a top-level evaluation as cheap to start as it was.
+_CALLS, _CUTS, _MEMO, _LISTS = "calls", "cuts", "memo", "lists"
+
+#: Nested attribute evaluations within one top-level evaluation before values are
+#: remembered; ordinary expressions (a match, a constraint) stay below it and pay nothing.
+MEMO_AFTER = 32
+
+
+def new_evaluation() -> dict:
+    """The shared state of a fresh top-level evaluation (see ``_CALLS``)."""
+    return {}
+
+
 class Context:
     """Where an expression is being evaluated (see the module docstring)."""
 
     __slots__ = ("scope", "my_root", "target_root", "active")
 
-    def __init__(self, scope, my_root, target_root, active: set) -> None:
+    def __init__(self, scope, my_root, target_root, active: dict) -> None:
         self.scope = scope
         self.my_root = my_root
         self.target_root = target_root
@@ -50,7 +68,7 @@ def root_of(ad):
 
 def context_for(scope, target=None) -> Context:
     """A fresh top-level context: evaluate in ``scope``, matching against ``target``."""
-    return Context(scope, root_of(scope), target, set())
+    return Context(scope, root_of(scope), target, {})
 
 
 # --- attribute lookup -------------------------------------------------------
@@ -58,21 +76,49 @@ def context_for(scope, target=None) -> Context:
 def evaluate_entry(entry, ctx: Context):
     """The value of one stored attribute, with ``ctx.scope`` the ad holding it.
     Re-entering an attribute that is already being evaluated gives UNDEFINED, as
-    HTCondor 25 does for reference cycles."""
+    HTCondor 25 does for reference cycles. Past :data:`MEMO_AFTER` attribute
+    evaluations, values are remembered for the rest of the top-level evaluation."""
     const = entry.const
     if const is not NOT_CONSTANT:
         return const
     active = ctx.active
     if entry in active:
+        active[_CUTS] = active.get(_CUTS, 0) + 1
         return UNDEFINED
     fn = entry.compiled
     if fn is None:
         fn = entry.compiled = compile_expr(entry.expr)
-    active.add(entry)
+    if active:  # nested in another attribute's evaluation
+        calls = active[_CALLS] = active.get(_CALLS, 0) + 1
+        if calls > MEMO_AFTER:
+            return _remembered(entry, fn, ctx, active)
+    active[entry] = True
     try:
         return fn(ctx)
     finally:
-        active.discard(entry)
+        del active[entry]
+
+
+def _remembered(entry, fn, ctx: Context, active: dict):
+    """``fn(ctx)`` through the memo of values. A value computed while a reference
+    cycle was cut is not remembered: elsewhere the same attribute may see no cycle."""
+    memo = active.get(_MEMO)
+    if memo is None:
+        memo = active[_MEMO] = {}
+    key = (id(entry), id(ctx.scope), id(ctx.my_root), id(ctx.target_root))
+    hit = memo.get(key)
+    if hit is not None:
+        return hit[0]
+    cuts = active.get(_CUTS, 0)
+    active[entry] = True
+    try:
+        value = fn(ctx)
+    finally:
+        del active[entry]
+    if active.get(_CUTS, 0) == cuts:
+        # the ads are kept so that their ids cannot be reused within this evaluation
+        memo[key] = (value, entry, ctx.scope, ctx.my_root, ctx.target_root)
+    return value
 
 
 def find_entry(ad, key: str):
@@ -137,8 +183,8 @@ def select_value(ctx: Context, base, key: str):
     if isinstance(base, ClassAd):
         return select_from(ctx, base, key)
     if type(base) is list:
-        return [select_value(ctx, item, key) if isinstance(item, ClassAd) or item is UNDEFINED
-                else ERROR for item in base]
+        return checked_list(ctx, [select_value(ctx, item, key) if isinstance(item, ClassAd)
+                                  or item is UNDEFINED else ERROR for item in base])
     if base is UNDEFINED:
         return UNDEFINED
     return ERROR
@@ -265,6 +311,8 @@ def _compile_unary(node: e.Unary) -> Compiled:
 
 
 def _compile_binary(node: e.Binary) -> Compiled:
+    if type(node.left) is e.Binary:
+        return _compile_chain(node)
     op = node.op
     left = compile_expr(node.left)
     right = compile_expr(node.right)
@@ -310,6 +358,110 @@ def _compile_or(left: Compiled, right: Compiled) -> Compiled:
             return True
         return ops.logical_or(a, lambda: right(ctx))
     return or_
+
+
+def _compile_chain(node: e.Binary) -> Compiled:
+    """A left-nested chain (``a || b || c``, ``x + 1 > y``) as one loop over its
+    operands, so that neither compiling nor evaluating it recurses per operator."""
+    first, rest = e.left_spine(node)
+    first_fn = compile_expr(first)
+    ops_used = {op for op, _ in rest}
+    rights = [compile_expr(right) for _, right in rest]
+    if ops_used == {"&&"}:
+        return _compile_and_chain(first_fn, rights)
+    if ops_used == {"||"}:
+        return _compile_or_chain(first_fn, rights)
+    steps = [(_STEPS.get(op) or _generic_step(op), fn) for (op, _), fn in zip(rest, rights)]
+
+    def chain(ctx):
+        a = first_fn(ctx)
+        for step, right in steps:
+            a = step(a, right, ctx)
+        return a
+    return chain
+
+
+def _compile_and_chain(first: Compiled, rights: list) -> Compiled:
+    def and_chain(ctx):
+        a = first(ctx)
+        for right in rights:
+            if a is True:
+                a = right(ctx)
+                if type(a) is not bool:
+                    a = _and_step(True, right, ctx, a)
+            elif a is False:
+                return False
+            else:
+                a = _and_step(a, right, ctx)
+        return a
+    return and_chain
+
+
+def _compile_or_chain(first: Compiled, rights: list) -> Compiled:
+    def or_chain(ctx):
+        a = first(ctx)
+        for right in rights:
+            if a is False:
+                a = right(ctx)
+                if type(a) is not bool:
+                    a = _or_step(False, right, ctx, a)
+            elif a is True:
+                return True
+            else:
+                a = _or_step(a, right, ctx)
+        return a
+    return or_chain
+
+
+def _and_step(a, right: Compiled, ctx, b=NOT_CONSTANT):
+    """``a && right``, with ``a`` (and perhaps ``right``'s value ``b``) already
+    evaluated, as :func:`_compile_and` does it."""
+    if a is False:
+        return False
+    if a is True:
+        if b is NOT_CONSTANT:
+            b = right(ctx)
+        return b if type(b) is bool else ops.logical_and(True, lambda: b)
+    return ops.logical_and(a, lambda: right(ctx))
+
+
+def _or_step(a, right: Compiled, ctx, b=NOT_CONSTANT):
+    """``a || right``, the mirror image of :func:`_and_step`."""
+    if a is True:
+        return True
+    if a is False:
+        if b is NOT_CONSTANT:
+            b = right(ctx)
+        return b if type(b) is bool else ops.logical_or(False, lambda: b)
+    return ops.logical_or(a, lambda: right(ctx))
+
+
+def _generic_step(op: str):
+    if op in ops.COMPARISON:
+        fast = _FAST_COMPARE[op]
+        fold = ops.fold_case
+
+        def compare_step(a, right, ctx):
+            b = right(ctx)
+            ta = type(a)
+            if ta is type(b):
+                if ta is int or ta is float:
+                    return fast(a, b)
+                if ta is str:
+                    return fast(fold(a), fold(b))
+            return ops.compare(op, a, b)
+        return compare_step
+    if op in ops.ARITHMETIC:
+        return lambda a, right, ctx: ops.arithmetic(op, a, right(ctx))
+    return lambda a, right, ctx: ops.bitwise(op, a, right(ctx))
+
+
+_STEPS = {
+    "&&": _and_step,
+    "||": _or_step,
+    "=?=": lambda a, right, ctx: ops.identical(a, right(ctx)),
+    "=!=": lambda a, right, ctx: ops.not_identical(a, right(ctx)),
+}
 
 
 _FAST_COMPARE = {
@@ -410,7 +562,41 @@ def _compile_paren(node: e.Paren) -> Compiled:
 
 def _compile_list(node: e.ListExpr) -> Compiled:
     items = [compile_expr(i) for i in node.items]
-    return lambda ctx: [item(ctx) for item in items]
+    return lambda ctx: checked_list(ctx, [item(ctx) for item in items])
+
+
+def checked_list(ctx: Context, value: list):
+    """``value``, or ERROR when it holds, nested lists included, more than
+    :data:`~classad.limits.MAX_LIST` elements or nests deeper than
+    :data:`~classad.limits.MAX_DEPTH`: lists that share sublists (``l2 = {l1, l1}``)
+    would otherwise grow exponentially along a chain of attributes."""
+    if not any(type(item) is list for item in value):
+        return value if len(value) <= limits.MAX_LIST else ERROR
+    known = ctx.active.get(_LISTS)
+    if known is None:
+        known = ctx.active[_LISTS] = {}
+    weight, depth = list_size(value, known)
+    if weight > limits.MAX_LIST or depth > limits.MAX_DEPTH:
+        return ERROR
+    return value
+
+
+def list_size(value: list, known: dict) -> tuple[int, int]:
+    """``(elements, depth)`` of a list value, nested lists counted in full; ``known``
+    remembers the sizes of lists already measured (by id, keeping them alive)."""
+    hit = known.get(id(value))
+    if hit is not None:
+        return hit[1], hit[2]
+    weight, depth = len(value), 1
+    for item in value:
+        if type(item) is list:
+            w, d = list_size(item, known)
+            weight += w
+            depth = max(depth, d + 1)
+            if weight > limits.MAX_LIST or depth > limits.MAX_DEPTH:
+                break
+    known[id(value)] = (value, weight, depth)
+    return weight, depth
 
 
 def _compile_record(node: e.RecordExpr) -> Compiled:
@@ -435,10 +621,17 @@ def _compile_call(node: e.Call) -> Compiled:
             return ERROR
         try:
             if builtin.lazy:
-                return builtin.impl(ctx, thunks)
-            return builtin.impl(*[t(ctx) for t in thunks])
-        except RecursionError:
+                result = builtin.impl(ctx, thunks)
+            else:
+                result = builtin.impl(*[t(ctx) for t in thunks])
+        except (RecursionError, limits.TooLarge, TimeoutError):
             return ERROR
+        t = type(result)
+        if t is str:
+            return result if len(result) <= limits.MAX_STRING else ERROR
+        if t is list:
+            return checked_list(ctx, result)
+        return result
     return call
 
 
@@ -483,7 +676,7 @@ def compile_expression(expr) -> Callable:
         if target is not None and target.parent is not None:
             target = root_of(target)
         try:
-            return fn(Context(scope, root, target, set()))
+            return fn(Context(scope, root, target, {}))
         except RecursionError:
             return ERROR
     return evaluate_in

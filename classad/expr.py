@@ -3,6 +3,11 @@
 Nodes are frozen values. The parser builds them, :mod:`classad.unparse` prints them
 and :mod:`classad.evaluate` compiles them into closures. ``depth`` is kept on every
 node so that pathologically nested input is refused before anything recurses.
+
+A chain of binary operators nests to the left (``a || b || c`` is ``(a || b) || c``);
+everything that walks a tree follows that left spine in a loop (:func:`left_spine`),
+so a chain's length does not count as depth: a machine list of 5,000 ``||`` terms is
+as shallow as its deepest term.
 """
 
 from __future__ import annotations
@@ -109,6 +114,22 @@ class Call:
     folded: object = None
     is_folded: bool = False
     depth: int = 1
+
+
+def binary_depth(left, right) -> int:
+    """Depth of ``Binary(op, left, right)``: the left operand is walked in a loop."""
+    return max(left.depth, right.depth + 1)
+
+
+def left_spine(node: Binary) -> tuple[object, list[tuple[str, object]]]:
+    """``(first, [(op, right), ...])``: the operands of a left-nested chain of binary
+    operators in evaluation order, found without recursion."""
+    rest = []
+    while type(node) is Binary:
+        rest.append((node.op, node.right))
+        node = node.left
+    rest.reverse()
+    return node, rest
 
 
 def depth_of(*children: object) -> int:

@@ -6,11 +6,9 @@ from lark import Token, Transformer, v_args
 
 from classad.errors import ClassAdParseError
 from classad.expr import (AttrRef, Binary, Call, Elvis, ListExpr, Literal, Paren, RecordExpr,
-                          Select, Subscript, Ternary, Unary, depth_of)
+                          Select, Subscript, Ternary, Unary, binary_depth, depth_of)
+from classad.limits import MAX_DEPTH, MAX_INT_DIGITS
 from classad.values import ERROR, UNDEFINED, wrap_int
-
-#: Deeper trees are refused at parse time: compiling and printing recurse per level.
-MAX_DEPTH = 400
 
 _SIMPLE_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "a": "\a", "v": "\v",
@@ -61,7 +59,7 @@ def _checked(node):
 
 def _binary(op: str):
     def build(self, left, right):
-        return _checked(Binary(op, left, right, depth_of(left, right)))
+        return _checked(Binary(op, left, right, binary_depth(left, right)))
     return v_args(inline=True)(build)
 
 
@@ -72,7 +70,11 @@ def _unary(op: str):
 
 
 def parse_integer(text: str) -> int:
-    """An integer literal; one too large for 64 bits becomes 0, as in HTCondor."""
+    """An integer literal; one too large for 64 bits becomes 0, as in HTCondor. One
+    of more than :data:`~classad.limits.MAX_INT_DIGITS` digits is refused."""
+    digits = len(text) - (text[:1] in "+-")
+    if digits > MAX_INT_DIGITS:
+        raise ClassAdParseError(f"integer literal of {digits} digits; at most {MAX_INT_DIGITS} are allowed")
     value = int(text)
     return value if wrap_int(value) == value else 0
 
@@ -111,12 +113,12 @@ class ExprBuilder(Transformer):
     @v_args(inline=True)
     def same(self, left, *rest):
         right = rest[-1]
-        return _checked(Binary("=?=", left, right, depth_of(left, right)))
+        return _checked(Binary("=?=", left, right, binary_depth(left, right)))
 
     @v_args(inline=True)
     def not_same(self, left, *rest):
         right = rest[-1]
-        return _checked(Binary("=!=", left, right, depth_of(left, right)))
+        return _checked(Binary("=!=", left, right, binary_depth(left, right)))
 
     @v_args(inline=True)
     def ternary(self, cond, then, otherwise):

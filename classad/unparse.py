@@ -7,6 +7,7 @@ import math
 import re
 
 from classad import expr as e
+from classad import limits
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
 _PLAIN = re.compile(r'[ !#-\[\]-~]*\Z')  # printable ASCII without quote or backslash
@@ -48,7 +49,40 @@ def quote_string(s: str) -> str:
 
 
 def unparse_value(v: object) -> str:
-    """The canonical ClassAd text of a value (as a literal expression)."""
+    """The canonical ClassAd text of a value (as a literal expression). Raises
+    :class:`~classad.limits.TooLarge` rather than build text past
+    :data:`~classad.limits.MAX_STRING` (lists that share sublists can be
+    exponentially long once written out)."""
+    if type(v) is not list:
+        return _value_text(v)
+    parts: list[str] = []
+    _write_list(v, parts, [0])
+    return "".join(parts)
+
+
+def _write_list(v: list, parts: list, size: list) -> None:
+    if not v:
+        parts.append("{  }")
+        size[0] += 4
+        return
+    parts.append("{ ")
+    size[0] += 4
+    for i, item in enumerate(v):
+        if i:
+            parts.append(",")
+            size[0] += 1
+        if type(item) is list:
+            _write_list(item, parts, size)
+        else:
+            text = _value_text(item)
+            size[0] += len(text)
+            parts.append(text)
+        if size[0] > limits.MAX_STRING:
+            limits.check_length(size[0])
+    parts.append(" }")
+
+
+def _value_text(v: object) -> str:
     if v is UNDEFINED:
         return "undefined"
     if v is ERROR:
@@ -63,9 +97,7 @@ def unparse_value(v: object) -> str:
     if t is str:
         return quote_string(v)
     if t is list:
-        if not v:
-            return "{  }"
-        return "{ " + ",".join(unparse_value(e) for e in v) + " }"
+        return unparse_value(v)
     if t is AbsTime:
         return f'absTime("{format_abstime(v)}")'
     if t is RelTime:
@@ -116,8 +148,11 @@ def unparse_expr(node, quote=None) -> str:
     if t is e.AttrRef:
         return ("." if node.absolute else "") + quote_name(node.name)
     if t is e.Binary:
-        op = _PRINTED_OP.get(node.op, node.op)
-        return f"{unparse_expr(node.left, quote)} {op} {unparse_expr(node.right, quote)}"
+        first, rest = e.left_spine(node)
+        parts = [unparse_expr(first, quote)]
+        for op, right in rest:
+            parts.append(f" {_PRINTED_OP.get(op, op)} {unparse_expr(right, quote)}")
+        return "".join(parts)
     if t is e.Select:
         return f"{unparse_expr(node.base, quote)}.{node.name}"
     if t is e.Subscript:

@@ -143,9 +143,8 @@ def unresolved(ctx, args):
     pattern = args[1](ctx)
     if type(pattern) is not str:
         return ERROR
-    import re
-    try:
-        regex = re.compile(pattern, re.IGNORECASE)
-    except re.error:
+    from classad.functions.regex import compile_pattern
+    rx = compile_pattern(pattern, "i")
+    if rx is None:
         return ERROR
-    return any(regex.search(n) for n in names)
+    return any(rx.search(n) for n in names)

@@ -8,6 +8,7 @@ quoting: arguments are split at whitespace and environment entries at ``;``.
 
 from __future__ import annotations
 
+from classad import limits
 from classad.functions import builtin
 from classad.values import ERROR, UNDEFINED
 
@@ -96,6 +97,7 @@ def list_to_args(items: object, version: object = 2) -> object:
         return ERROR
     if any(type(item) is not str for item in items):
         return ERROR
+    limits.check_length(sum(len(item) + 1 for item in items))
     if version == 1:
         if any(not item or any(c in _SPACE for c in item) for item in items):
             return ERROR

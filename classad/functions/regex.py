@@ -6,30 +6,69 @@ matches newline, ``x`` extended syntax, and for substitution ``f`` (return the w
 target with the replacement made) and ``g`` (replace every match). Like HTCondor 25,
 the language builtins honour only lower-case letters; other letters are ignored.
 Case folding and ``\\w``/``\\d`` are ASCII-only, as in PCRE without UTF mode.
+
+Matching runs under a time budget (:data:`classad.limits.REGEX_TIMEOUT` for all the
+matches of one call): a pattern that backtracks without end, such as ``^(a|aa)+$``
+against a long non-matching string, evaluates to ERROR, as HTCondor's PCRE does when
+it gives up, instead of freezing the daemon evaluating it.
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import time
 
+import regex
+
+from classad import limits
 from classad.functions import builtin
 from classad.functions.stringlists import DEFAULT_DELIMITERS, string_list_items
 from classad.values import ERROR, UNDEFINED
 
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE}
 
 
-def compile_pattern(pattern: str, options: str, any_case: bool = False) -> re.Pattern | None:
-    """The compiled pattern with the option letters applied, or None if it is invalid."""
+class TimedPattern:
+    """A compiled pattern whose matches together may take at most the regex budget;
+    past it a match raises :class:`TimeoutError`, which evaluation turns into ERROR."""
+
+    __slots__ = ("rx", "deadline")
+
+    def __init__(self, rx: regex.Pattern) -> None:
+        self.rx = rx
+        self.deadline = time.monotonic() + limits.REGEX_TIMEOUT
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("regular expression over its time budget")
+        return left
+
+    def search(self, target: str, pos: int = 0):
+        return self.rx.search(target, pos, timeout=self._left())
+
+    def match(self, target: str, pos: int = 0):
+        return self.rx.match(target, pos, timeout=self._left())
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str, flags: int) -> regex.Pattern | None:
+    try:
+        return regex.compile(pattern, flags)
+    except (regex.error, OverflowError, RecursionError, ValueError):
+        return None
+
+
+def compile_pattern(pattern: str, options: str, any_case: bool = False) -> TimedPattern | None:
+    """The pattern with the option letters applied, its time budget starting now, or
+    None if it is invalid."""
     letters = options.lower() if any_case else options
-    flags = re.ASCII
+    flags = regex.ASCII | regex.VERSION0
     for letter, flag in _FLAGS.items():
         if letter in letters:
             flags |= flag
-    try:
-        return re.compile(pattern, flags)
-    except (re.error, OverflowError, RecursionError):
-        return None
+    rx = _compiled(pattern, flags)
+    return None if rx is None else TimedPattern(rx)
 
 
 def _check_args(strings: list, options: object) -> object | None:
@@ -102,12 +141,13 @@ _substituter("replace", "f")
 _substituter("replaceAll", "fg")
 
 
-def substitute(rx: re.Pattern, target: str, replacement: str, full: bool, every: bool) -> object:
+def substitute(rx: TimedPattern, target: str, replacement: str, full: bool, every: bool) -> object:
     """Replace the first (or every) match, as HTCondor's PCRE loop does: without ``full``
     only the expanded replacements are returned; an empty match at the very end of
     the target in ``every`` mode is error (HTCondor runs off the string there)."""
     out: list[str] = []
     index, after_empty = 0, False
+    size = len(target) if full else 0
     while True:
         if after_empty:
             m = rx.match(target, index)
@@ -127,6 +167,8 @@ def substitute(rx: re.Pattern, target: str, replacement: str, full: bool, every:
         if expanded is None:
             return ERROR
         out.append(expanded)
+        size += len(expanded)
+        limits.check_length(size)
         index, after_empty = m.end(), m.start() == m.end()
         if not every:
             break
@@ -135,18 +177,21 @@ def substitute(rx: re.Pattern, target: str, replacement: str, full: bool, every:
     return "".join(out)
 
 
-def expand_replacement(m: re.Match, replacement: str) -> str | None:
+def expand_replacement(m: regex.Match, replacement: str) -> str | None:
     """``\\0``..``\\9`` replaced by the groups of ``m``; None for a group beyond the
     highest one that took part in the match."""
     groups = 1 + max((i for i in range(1, (m.re.groups or 0) + 1) if m.start(i) != -1), default=0)
-    out, i = [], 0
+    out, i, size = [], 0, 0
     while i < len(replacement):
         ch = replacement[i]
         if ch == "\\" and i + 1 < len(replacement) and replacement[i + 1].isdigit() and replacement[i + 1].isascii():
             n = int(replacement[i + 1])
             if n >= groups:
                 return None
-            out.append(m.group(n) or "")
+            group = m.group(n) or ""
+            size += len(group)
+            limits.check_length(size)
+            out.append(group)
             i += 2
             continue
         out.append(ch)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from classad import limits
 from classad.functions import builtin
 from classad.functions.coercion import ascii_upper, from_utf8, to_string, utf8
 from classad.operators import fold_case
@@ -15,11 +16,13 @@ C_SPACE = " \t\n\v\f\r"
 def strcat(*args: object) -> object:
     """Every argument through ``string()``, concatenated; the first undefined or error
     argument decides the result."""
-    parts = []
+    parts, size = [], 0
     for arg in args:
         text = to_string(arg)
         if type(text) is not str:
             return text
+        size += len(text)
+        limits.check_length(size)
         parts.append(text)
     return "".join(parts)
 
@@ -38,13 +41,15 @@ def join(*args: object) -> object:
     sep = "" if sep is UNDEFINED else to_string(sep)
     if type(sep) is not str:
         return ERROR
-    texts = []
+    texts, size = [], 0
     for item in items:
         if item is UNDEFINED:
             continue
         text = to_string(item)
         if type(text) is not str:
             return ERROR
+        size += len(text) + len(sep)
+        limits.check_length(size)
         texts.append(text)
     return sep.join(texts)
 
