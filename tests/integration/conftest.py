@@ -65,3 +65,21 @@ def pool(tmp_path_factory, request):
         overrides["_ROOST_DAEMON_LIST"] = daemons
     with personal_pool(tmp_path_factory.mktemp("home"), overrides) as running:
         yield running
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory every account may write (mode 1777, like /tmp), outside pytest's
+    root-only temporary tree: where a job that runs as another account (as jobs of
+    a root pool do) leaves files for the test to read while it runs."""
+    import shutil
+    import tempfile
+
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp(prefix="roost-shared-"))
+    path.chmod(0o1777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

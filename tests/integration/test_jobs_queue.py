@@ -37,16 +37,16 @@ def read_pid(path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def test_rm_of_a_running_job_kills_its_process_tree(pool, tmp_path, monkeypatch):
+def test_rm_of_a_running_job_kills_its_process_tree(pool, tmp_path, monkeypatch, shared_dir):
     """Both the job and its background child are gone after `roost rm`; the log says 009."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tree.sh").write_text(TREE_JOB)
     (tmp_path / "tree.sh").chmod(0o755)
-    (tmp_path / "job.sub").write_text(f"executable = tree.sh\narguments = {tmp_path}\nlog = job.log\n"
+    (tmp_path / "job.sub").write_text(f"executable = tree.sh\narguments = {shared_dir}\nlog = job.log\n"
                                       "request_memory = 64M\nqueue\n")
     cluster = submitted_cluster(roost(pool["env"], "submit", "job.sub"))
-    job_pid = wait_for(lambda: read_pid(tmp_path / "job.pid"), timeout=45)
-    child_pid = wait_for(lambda: read_pid(tmp_path / "child.pid"), timeout=10)
+    job_pid = wait_for(lambda: read_pid(shared_dir / "job.pid"), timeout=45)
+    child_pid = wait_for(lambda: read_pid(shared_dir / "child.pid"), timeout=10)
     assert alive(job_pid) and alive(child_pid)
     roost(pool["env"], "rm", str(cluster))
     wait_for(lambda: JobEventType.JOB_ABORTED in event_types(tmp_path / "job.log"), timeout=30)
