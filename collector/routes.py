@@ -85,7 +85,7 @@ class CollectorRoutes:
             request.require("DAEMON", "reading private ads")
         predicate = _compile(constraint)
         self._metrics.queries.labels(ad_type).inc()
-        found = self._store.query(ad_type, predicate, limit, private=private)
+        found = self._store.scan(ad_type, predicate, limit, private=private)
         return StreamReply(_projected(found, projection))
 
     def _prepare(self, ad_type: str, wire: object, where: str, now: int) -> tuple[object, dict]:
@@ -117,11 +117,14 @@ def _compile(constraint: str):
         raise BadRequest(f"$.constraint: {exc}") from None
 
 
-def _projected(found: Iterator[StoredAd], projection: list[str]) -> Iterator[dict | bytes]:
-    if not projection:
-        for stored in found:
-            yield stored.line
-        return
+def _projected(found: Iterator[StoredAd | None], projection: list[str]) -> Iterator[dict | bytes | None]:
+    """The stream's items: each ad's line or projection; a ``None`` (an ad that did not
+    match) passes through so the stream gives the reactor back between ads."""
     wanted = list(dict.fromkeys(name.lower() for name in projection))
     for stored in found:
-        yield stored.project(wanted)
+        if stored is None:
+            yield None
+        elif not wanted:
+            yield stored.line
+        else:
+            yield stored.project(wanted)

@@ -129,6 +129,13 @@ class AdStore:
     ) -> Iterator[StoredAd]:
         """The live ads of ``ad_type`` (every type for Any) that match ``predicate``,
         at most ``limit`` of them, lazily over a snapshot taken now."""
+        return (stored for stored in self.scan(ad_type, predicate, limit, private) if stored is not None)
+
+    def scan(
+        self, ad_type: str, predicate: Predicate | None = None, limit: int | None = None, private: bool = False
+    ) -> Iterator[StoredAd | None]:
+        """As :meth:`query`, but ``None`` for every live ad that does not match, so a
+        caller on the reactor can pause between any two evaluations of ``predicate``."""
         if limit is not None and limit <= 0:
             return
         table = self._table(private)
@@ -137,7 +144,10 @@ class AdStore:
         now = self.clock.seconds()
         found = 0
         for stored in snapshot:
-            if stored.expires_at <= now or (predicate is not None and not predicate(stored.ad)):
+            if stored.expires_at <= now:
+                continue
+            if predicate is not None and not predicate(stored.ad):
+                yield None
                 continue
             yield stored
             found += 1

@@ -51,9 +51,12 @@ class History:
         self.max_age = max_age
 
     def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
-              match: int = -1, since: "str | JobId | int | ExprTree | None" = None) -> Iterator[ClassAd]:
+              match: int = -1, since: "str | JobId | int | ExprTree | None" = None,
+              misses: bool = False) -> Iterator[ClassAd | None]:
         """Stream finished job ads, newest first, that match ``constraint``, cut to
-        ``projection``, at most ``match`` of them (-1: all), stopping at ``since``.
+        ``projection``, at most ``match`` of them (-1: all), stopping at ``since``;
+        with ``misses``, ``None`` for each ad that does not match (see
+        :meth:`JobQueue.query`).
 
         Raises:
             BadConstraintError: the constraint or ``since`` expression does not parse.
@@ -61,9 +64,9 @@ class History:
         predicate = compile_constraint(constraint)
         stop = _since_predicate(since)
         wanted = list(projection)
-        return self._stream(predicate, stop, wanted, match)
+        return self._stream(predicate, stop, wanted, match, misses)
 
-    def _stream(self, predicate, stop, wanted: list[str], match: int) -> Iterator[ClassAd]:
+    def _stream(self, predicate, stop, wanted: list[str], match: int, misses: bool = False) -> Iterator[ClassAd | None]:
         sent = 0
         only = (frozenset(n.lower() for n in wanted)
                 if wanted and stop is None and is_everything(predicate) else None)
@@ -78,6 +81,8 @@ class History:
             if stop is not None and stop(row, ad):
                 return
             if not predicate(ad):
+                if misses:
+                    yield None
                 continue
             if wanted:
                 ad = ClassAd.from_entries([(n, ad.expression(n)) for n in wanted if n in ad])

@@ -110,7 +110,7 @@ class ScheddRoutes:
         projection = take_list_of(body, "projection", str, [])
         limit = _limit(take(body, "limit", int, -1), "limit")
         try:
-            found = self._service.queue.query(constraint, projection, limit)
+            found = self._service.queue.query(constraint, projection, limit, misses=True)
         except BadConstraintError as exc:
             raise BadRequest(f"$.constraint: {exc}") from None
         return StreamReply(_wire_ads(found))
@@ -124,7 +124,7 @@ class ScheddRoutes:
         match = _limit(take(body, "match", int, -1), "match")
         since = take(body, "since", str, None)
         try:
-            found = self._service.queue.history.query(constraint, projection, match, since)
+            found = self._service.queue.history.query(constraint, projection, match, since, misses=True)
         except (BadConstraintError, ValueError) as exc:
             raise BadRequest(f"$.constraint or $.since: {exc}") from None
         return StreamReply(_wire_ads(found))
@@ -241,9 +241,11 @@ def _selection(body: dict, actor: str | None) -> JobSelection:
     return selection
 
 
-def _wire_ads(found: Iterable) -> Iterator[dict]:
+def _wire_ads(found: Iterable) -> Iterator[dict | None]:
+    """Job ads in their wire form; a ``None`` (a job that did not match) passes
+    through, for the stream to yield the reactor on."""
     for ad in found:
-        yield job_to_wire(ad)
+        yield None if ad is None else job_to_wire(ad)
 
 
 __all__ = ["ScheddRoutes", "ACTIONS"]

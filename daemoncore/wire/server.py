@@ -29,7 +29,6 @@ NDJSON_TYPE = b"application/x-ndjson"
 MAX_BODY_BYTES = 16 * 1024 * 1024
 IDLE_TIMEOUT_SECONDS = 60
 STREAM_CHUNK_BYTES = 64 * 1024
-STREAM_YIELD_ITEMS = 64
 
 _log = Logger()
 
@@ -91,7 +90,8 @@ class JsonReply:
 @frozen
 class StreamReply:
     """An NDJSON answer, one line per item, written as the iterable yields; an item
-    may be an object or its already encoded line (bytes ending in a newline)."""
+    may be an object, its already encoded line (bytes ending in a newline), or
+    ``None``: nothing to send yet, let the daemon answer others meanwhile."""
 
     items: Iterable[object]
 
@@ -219,22 +219,23 @@ def _visible_headers(request: server.Request) -> MappingProxyType:
 
 
 def _write_lines(items: Iterable[object], request: server.Request, gone: list[bool]):
-    """Write items as NDJSON lines in chunks, yielding every few items so a long
-    answer shares the reactor."""
+    """Write items as NDJSON lines in chunks of about ``STREAM_CHUNK_BYTES``, giving
+    the reactor back after every item: a ``None`` item (a source that examined an ad
+    that did not match) writes nothing but still gives it back, so a query whose
+    constraint is slow in every ad never holds the reactor for more than one ad."""
     chunk: list[bytes] = []
     size = 0
     for item in items:
         if gone:
             return
-        line = item if isinstance(item, bytes) else encode_line(item)
-        chunk.append(line)
-        size += len(line)
-        if size >= STREAM_CHUNK_BYTES:
-            request.write(b"".join(chunk))
-            chunk, size = [], 0
-            yield None
-        elif len(chunk) % STREAM_YIELD_ITEMS == 0:
-            yield None
+        if item is not None:
+            line = item if isinstance(item, bytes) else encode_line(item)
+            chunk.append(line)
+            size += len(line)
+            if size >= STREAM_CHUNK_BYTES:
+                request.write(b"".join(chunk))
+                chunk, size = [], 0
+        yield None
     if chunk and not gone:
         request.write(b"".join(chunk))
 

@@ -162,22 +162,25 @@ class JobQueue:
         return JobStatus(row.status)
 
     def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
-              limit: int = -1, owner: str | None = None, status: JobStatus | None = None) -> Iterator[ClassAd]:
+              limit: int = -1, owner: str | None = None, status: JobStatus | None = None,
+              misses: bool = False) -> Iterator[ClassAd | None]:
         """Stream the job ads matching ``constraint`` in id order, each cut down to
         ``projection`` when one is given, stopping after ``limit`` ads (-1: all).
         ``owner`` and ``status`` narrow the rows read through the queue's index; with
         ``status`` the first rows come a few at a time (the claim-reuse path takes the
-        first idle job after every exit).
+        first idle job after every exit). With ``misses`` a job that does not match
+        yields ``None``, so a caller streaming on the reactor can pause between any
+        two evaluations of the constraint.
 
         Raises:
             BadConstraintError: the constraint does not parse (raised at once).
         """
         predicate = compile_constraint(constraint)
         wanted = [name for name in projection]
-        return self._stream(predicate, wanted, limit, owner, status)
+        return self._stream(predicate, wanted, limit, owner, status, misses)
 
     def _stream(self, predicate, wanted: list[str], limit: int, owner: str | None,
-                status: JobStatus | None = None) -> Iterator[ClassAd]:
+                status: JobStatus | None = None, misses: bool = False) -> Iterator[ClassAd | None]:
         only = frozenset(name.lower() for name in wanted) if wanted and is_everything(predicate) else None
         sent = 0
         rows = self.db.find_jobs(owner=owner) if status is None else \
@@ -191,6 +194,8 @@ class JobQueue:
             else:
                 ad = merge(cluster, _decode_proc(row))
                 if not predicate(ad):
+                    if misses:
+                        yield None
                     continue
                 if wanted:
                     ad = _project(ad, wanted)

@@ -150,3 +150,17 @@ def test_any_cannot_be_advertised(store):
     """Any is a query-only type."""
     with pytest.raises(AdRejected, match="Any"):
         put(store, "Any", machine("a"))
+
+
+def test_scan_marks_each_ad_that_does_not_match_with_none():
+    """scan yields None per miss (so a stream can pause between ads); query skips them."""
+    from twisted.internet.task import Clock
+
+    from collector.store import AdStore
+
+    store = AdStore(Clock())
+    for name in ("a", "b", "c"):
+        store.update("Machine", name, {"Name": name})
+    picked = list(store.scan("Machine", lambda ad: ad == "b"))
+    assert [None if stored is None else stored.name for stored in picked] == [None, "b", None]
+    assert [stored.name for stored in store.query("Machine", lambda ad: ad == "b")] == ["b"]

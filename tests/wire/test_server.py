@@ -195,3 +195,39 @@ def test_handlers_read_request_headers_but_never_the_bearer_token(clock):
     with pytest.raises(TypeError):
         seen[0].headers["x-new"] = "1"
     assert "k1" not in repr(seen[0])
+
+
+def test_stream_gives_the_reactor_back_after_every_item_and_skips_none(clock):
+    """One item per cooperator step: a source that yields ``None`` for ads it rejected
+    never holds the reactor for more than one ad, and ``None`` writes nothing."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.task import Cooperator
+    from twisted.internet.testing import StringTransport
+
+    from daemoncore.wire.route import Route
+    from daemoncore.wire.server import ApiResource, StreamReply, make_site
+
+    pulled = []
+    route = Route("scan", "GET", "/v1/scan", level=None, streams=True)
+
+    def scan(_request):
+        def items():
+            for n in range(5):
+                pulled.append(n)
+                yield {"n": n} if n == 4 else None
+        return StreamReply(items())
+
+    ticks = []
+    one_step_a_tick = Cooperator(terminationPredicateFactory=lambda: lambda: True, scheduler=ticks.append)
+    site = make_site(ApiResource({route: scan}, None, cooperator=one_step_a_tick), clock=clock)
+    protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    protocol.dataReceived(encode_request("GET", "/v1/scan"))
+    counts = []
+    while ticks:
+        ticks.pop(0)()
+        counts.append(len(pulled))
+    assert counts[:5] == [1, 2, 3, 4, 5]
+    assert transport.value().endswith(b'{"n":4}\n\r\n0\r\n\r\n') and b"null" not in transport.value()
+    protocol.connectionLost(None)
