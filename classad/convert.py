@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 
 from classad import expr as e
+from classad.limits import MAX_DEPTH
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime, Value
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -27,13 +28,15 @@ def python_to_node(value):
     if isinstance(value, ExprTree):
         return value._node
     if isinstance(value, ClassAd):
-        return e.RecordExpr(tuple((entry.name, entry.expr) for entry in value._ordered()))
+        entries = tuple((entry.name, entry.expr) for entry in value._ordered())
+        return _shallow(e.RecordExpr(entries, e.depth_of(*(x for _, x in entries))))
     if isinstance(value, dict):
         from classad.transform import merge_entries
-        return e.RecordExpr(merge_entries((str(k), python_to_node(v)) for k, v in value.items()))
+        entries = merge_entries((str(k), python_to_node(v)) for k, v in value.items())
+        return _shallow(e.RecordExpr(entries, e.depth_of(*(x for _, x in entries))))
     if isinstance(value, (list, tuple)):
         items = tuple(python_to_node(v) for v in value)
-        return e.ListExpr(items, e.depth_of(*items))
+        return _shallow(e.ListExpr(items, e.depth_of(*items)))
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
             value = value.astimezone()
@@ -44,6 +47,13 @@ def python_to_node(value):
     if isinstance(value, (AbsTime, RelTime)):
         return e.Literal(value)
     raise TypeError(f"cannot store a {t.__name__} in a ClassAd")
+
+
+def _shallow(node):
+    """``node``, unless it nests deeper than the parser would accept."""
+    if node.depth > MAX_DEPTH:
+        raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep cannot be stored in a ClassAd")
+    return node
 
 
 def value_to_python(value):

@@ -15,19 +15,24 @@ def _fully_resolved(ad, node) -> bool:
     return not references(ad, node)[1]
 
 
+def _value_node(ad, node):
+    """The value of a fully resolved ``node`` as a literal tree."""
+    value = evaluate(node, ad)
+    from classad.convert import python_to_node
+    if type(value) is list or hasattr(value, "_attrs"):
+        return python_to_node(value)
+    return e.Literal(value)
+
+
 def flatten_node(ad, node):
     """``node`` with every sub-expression that ``ad`` resolves replaced by its value."""
     if type(node) is e.Literal:
         return node
     if _fully_resolved(ad, node):
-        value = evaluate(node, ad)
-        from classad.convert import python_to_node
-        if type(value) is list or hasattr(value, "_attrs"):
-            return python_to_node(value)
-        return e.Literal(value)
+        return _value_node(ad, node)
     t = type(node)
     if t is e.Binary:
-        return e.Binary(node.op, flatten_node(ad, node.left), flatten_node(ad, node.right), node.depth)
+        return _flatten_chain(ad, node)
     if t is e.Unary:
         return e.Unary(node.op, flatten_node(ad, node.operand), node.depth)
     if t is e.Paren:
@@ -37,6 +42,28 @@ def flatten_node(ad, node):
     if t is e.Call:
         return e.Call(node.name, tuple(flatten_node(ad, a) for a in node.args), depth=node.depth)
     return node
+
+
+def _flatten_chain(ad, node: e.Binary):
+    """A chain of binary operators flattened in a loop: its longest fully resolved
+    prefix becomes one value, the operands after it are flattened one by one."""
+    first, rest = e.left_spine(node)
+    prefixes = []
+    while type(node) is e.Binary:
+        prefixes.append(node)
+        node = node.left
+    prefixes.reverse()
+    resolved = 0
+    if _fully_resolved(ad, first):
+        for _, right in rest:
+            if not _fully_resolved(ad, right):
+                break
+            resolved += 1
+    out = _value_node(ad, prefixes[resolved - 1]) if resolved else flatten_node(ad, first)
+    for op, right in rest[resolved:]:
+        flat = flatten_node(ad, right)
+        out = e.Binary(op, out, flat, e.binary_depth(out, flat))
+    return out
 
 
 def flatten(ad, expr):

@@ -7,23 +7,25 @@ from classad.evaluate import find_entry
 
 
 def _walk(node, out: list) -> None:
-    """Append ``(scope_word_or_None, name_path)`` for each attribute reference."""
-    t = type(node)
-    if t is e.AttrRef:
-        out.append((None, node.name))
-    elif t is e.Select:
-        base = node.base
-        if type(base) is e.AttrRef and base.name.lower() in ("my", "target", "parent"):
-            out.append((base.name.lower(), node.name))
-        elif type(base) is e.AttrRef:
-            out.append((None, f"{base.name}.{node.name}"))
-        else:
-            _walk(base, out)
-    elif t is e.Literal:
-        return
-    else:
-        for child in _children(node):
-            _walk(child, out)
+    """Append ``(scope_word_or_None, name_path)`` for each attribute reference, in
+    the order they are written (a loop over an explicit stack: long chains of
+    operators do not recurse)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is e.AttrRef:
+            out.append((None, node.name))
+        elif t is e.Select:
+            base = node.base
+            if type(base) is e.AttrRef and base.name.lower() in ("my", "target", "parent"):
+                out.append((base.name.lower(), node.name))
+            elif type(base) is e.AttrRef:
+                out.append((None, f"{base.name}.{node.name}"))
+            else:
+                stack.append(base)
+        elif t is not e.Literal:
+            stack.extend(reversed(_children(node)))
 
 
 def _children(node):

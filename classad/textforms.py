@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 from classad import expr as e
+from classad import limits
 from classad.errors import ClassAdParseError
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer
@@ -205,7 +206,7 @@ class _JsonReader:
     """A reader for HTCondor's JSON ads, as lenient as HTCondor's: trailing commas,
     C comments, ``true``/``false``/``null`` in any case and ``.5`` are accepted."""
 
-    MAX_DEPTH = 400
+    MAX_DEPTH = limits.MAX_DEPTH
     _NUMBER = re.compile(r"-?(0(?![0-9])|[1-9][0-9]*|(?=\.[0-9]))(\.[0-9]+)?([eE][+-]?[0-9]+)?")
     _WORD = re.compile(r"[A-Za-z]+")
 
@@ -258,7 +259,7 @@ class _JsonReader:
             ch = self.peek()
             if ch == "}":
                 self.pos += 1
-                return e.RecordExpr(merge_entries(pairs), e.depth_of(*(x for _, x in pairs)))
+                return self.shallow(e.RecordExpr(merge_entries(pairs), e.depth_of(*(x for _, x in pairs))))
             if ch == ",":
                 self.pos += 1
                 continue
@@ -270,6 +271,12 @@ class _JsonReader:
             if self.peek() not in (",", "}"):
                 raise self.error("expected ',' or '}' after a value")
 
+    def shallow(self, node):
+        """``node``, unless with the expressions inside it it nests too deeply."""
+        if node.depth > self.MAX_DEPTH:
+            raise self.error(f"JSON nested more than {self.MAX_DEPTH} levels deep")
+        return node
+
     def read_array(self, depth: int):
         if depth > self.MAX_DEPTH:
             raise self.error("JSON nested too deeply")
@@ -279,7 +286,7 @@ class _JsonReader:
             ch = self.peek()
             if ch == "]":
                 self.pos += 1
-                return e.ListExpr(tuple(items), e.depth_of(*items))
+                return self.shallow(e.ListExpr(tuple(items), e.depth_of(*items)))
             if ch == ",":
                 self.pos += 1
                 continue
@@ -313,7 +320,10 @@ class _JsonReader:
     def number(self, text: str):
         if "." in text or "e" in text or "E" in text:
             return e.Literal(float(text))
-        return e.Literal(parse_integer(text))
+        try:
+            return e.Literal(parse_integer(text))
+        except ClassAdParseError as err:
+            raise self.error(err.reason) from None
 
     _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -334,11 +344,7 @@ class _JsonReader:
             if ch == "\\":
                 esc = text[self.pos + 1:self.pos + 2]
                 if esc == "u":
-                    digits = text[self.pos + 2:self.pos + 6]
-                    if not re.fullmatch(r"[0-9A-Fa-f]{4}", digits):
-                        raise self.error("\\u must be followed by four hex digits")
-                    out.append(chr(int(digits, 16)))
-                    self.pos += 6
+                    out.append(self.read_unicode_escape())
                     continue
                 if esc not in self._ESCAPES:
                     raise self.error(f"unknown escape \\{esc}")
@@ -347,6 +353,27 @@ class _JsonReader:
                 continue
             out.append(ch)
             self.pos += 1
+
+    def _hex4(self, at: int) -> int | None:
+        digits = self.text[at:at + 4]
+        return int(digits, 16) if re.fullmatch(r"[0-9A-Fa-f]{4}", digits) else None
+
+    def read_unicode_escape(self) -> str:
+        """The character of a ``\\uXXXX`` escape (a UTF-16 surrogate pair taken
+        together); a lone surrogate is refused, as it is no character at all."""
+        code = self._hex4(self.pos + 2)
+        if code is None:
+            raise self.error("\\u must be followed by four hex digits")
+        self.pos += 6
+        if 0xDC00 <= code <= 0xDFFF:
+            raise self.error("\\u%04x is a lone UTF-16 surrogate, not a character" % code)
+        if 0xD800 <= code <= 0xDBFF:
+            low = self._hex4(self.pos + 2) if self.text.startswith("\\u", self.pos) else None
+            if low is None or not 0xDC00 <= low <= 0xDFFF:
+                raise self.error("\\u%04x is a lone UTF-16 surrogate, not a character" % code)
+            self.pos += 6
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+        return chr(code)
 
     def read_string_value(self):
         value, raw = self.read_string()
@@ -420,7 +447,10 @@ def _json_object(entries, indent: int) -> str:
     pad = "  " * (indent + 1)
     if not entries:
         return "{\n" + "  " * indent + "}"
-    body = ",\n".join(f"{pad}{_json_string(n)}: {node_to_json(x, indent + 1)}" for n, x in entries)
+    parts = []  # a loop, not a generator: one frame less per level of nesting
+    for n, x in entries:
+        parts.append(f"{pad}{_json_string(n)}: {node_to_json(x, indent + 1)}")
+    body = ",\n".join(parts)
     return "{\n" + body + "\n" + "  " * indent + "}"
 
 

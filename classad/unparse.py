@@ -193,7 +193,10 @@ def unparse_record(entries, quote=None) -> str:
     """``[ a = 1; b = 2 ]`` from ``(name, expr)`` pairs."""
     if not entries:
         return "[  ]"
-    return "[ " + "; ".join(f"{quote_name(n)} = {unparse_expr(x, quote)}" for n, x in entries) + " ]"
+    parts = []  # a loop, not a generator: one frame less per level of nesting
+    for n, x in entries:
+        parts.append(f"{quote_name(n)} = {unparse_expr(x, quote)}")
+    return "[ " + "; ".join(parts) + " ]"
 
 
 def unparse_pretty(node, indent: int = 0) -> str:
