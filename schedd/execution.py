@@ -28,6 +28,8 @@ from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_mor
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, request_line, requests_for
 from schedd.errors import InvalidTransitionError
 from schedd.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
+from shadow.owner_rights import INPUT, as_owner, job_account
+from shadow.transfer import TransferError
 from shadow.transfer.urls import with_presigned_inputs
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 
@@ -253,12 +255,21 @@ class Execution(app_service.Service):
                         s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
-        job_ad = with_presigned_inputs(ad, endpoint_url=self.s3_endpoint_url).copy()
+        job_ad = self._presigned(ad).copy()
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
         activating = self._client(claim.startd_address).call(startd_routes.ACTIVATE, body)
         activating.addErrback(self._activate_failed, shadow)
+
+    def _presigned(self, ad: ClassAd) -> ClassAd:
+        """The job ad with its ``s3://`` inputs presigned, the credential files read
+        with the owner's rights; left as it is when they cannot be (the shadow then
+        holds the job with the reason when it sends the input)."""
+        try:
+            return as_owner(job_account(ad, INPUT), with_presigned_inputs, ad, endpoint_url=self.s3_endpoint_url)
+        except (TransferError, OSError):
+            return ad
 
     def _activate_failed(self, failure, shadow: Shadow) -> None:
         _log.warn("activating job {job} on {slot} failed: {why}", job=shadow.job_id, slot=shadow.slot_name,

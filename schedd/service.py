@@ -16,6 +16,7 @@ from twisted.logger import Logger
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security import issue_token
+from daemoncore.security.acting_as import ActingAsError, acting_as
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE, QUERY
 from daemoncore.wire.negotiator_routes import RESCHEDULE
@@ -28,6 +29,7 @@ from schedd.queue import JobQueue
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
 from schedd.states import JobId, Transition, now_from
+from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
 DEFAULT_SCHEDD_INTERVAL = 300.0
 DEFAULT_PERIODIC_INTERVAL = 60.0
@@ -35,7 +37,7 @@ DEFAULT_PERIODIC_INTERVAL = 60.0
 ADVERTISE_DELAY = 1.0
 #: Marks a cluster whose procs each name their own event log.
 PER_PROC = object()
-_LOG_KEYS = frozenset({"userlog", "iwd", "userlogformat"})
+_LOG_KEYS = frozenset({"userlog", "iwd", "userlogformat", "owner"})
 
 _log = Logger()
 
@@ -80,10 +82,12 @@ class ScheddSettings:
 
 @attrs.frozen
 class LogTarget:
-    """Where one job's events go: its event log file and that file's form."""
+    """Where one job's events go: its event log file, that file's form, and the job's
+    ``Owner``, whose rights the file is written with."""
 
     path: str
     log_format: str = "text"
+    owner: str | None = None
 
 
 def log_target(entries: dict) -> LogTarget | None:
@@ -95,7 +99,9 @@ def log_target(entries: dict) -> LogTarget | None:
     if not os.path.isabs(path) and type(iwd) is str:
         path = os.path.join(iwd, path)
     form = value_in(entries, "userlogformat")
-    return LogTarget(path, "json" if type(form) is str and form.lower() == "json" else "text")
+    owner = value_in(entries, "owner")
+    return LogTarget(path, "json" if type(form) is str and form.lower() == "json" else "text",
+                     owner if type(owner) is str else None)
 
 
 class ScheddService(DaemonService):
@@ -239,8 +245,10 @@ class ScheddService(DaemonService):
         return self._job_log(job_id) if target is PER_PROC else target
 
     def _write_events(self, where: LogTarget, events: list[Event]) -> None:
+        """Append ``events`` to the job's event log with its owner's rights; a log the
+        owner cannot write (or an owner with no account here) is reported, never waited on."""
         try:
-            EventLogWriter(where.path, where.log_format).write(events)
+            _write_as_owner(EventLogWriter(where.path, where.log_format), where.owner, events)
         except EventLogError as exc:
             _log.warn("schedd: {why}", why=str(exc))
 
@@ -294,6 +302,23 @@ class ScheddService(DaemonService):
         stopping = super().stopService()
         stopping.addCallback(lambda _: self.queue.close())
         return stopping
+
+
+def _write_as_owner(writer: EventLogWriter, owner: str | None, events: list[Event]) -> None:
+    """``writer.write(events)`` with the rights of the jobs' ``owner`` (see
+    ``shadow.owner_rights``).
+
+    Raises:
+        EventLogError: the owner has no account here, or the log cannot be written as them.
+    """
+    if not events:
+        return
+    job = f"{events[0].cluster}.{events[0].proc}"
+    try:
+        with acting_as(owner_account(owner, job, EVENT_LOG)):
+            writer.write(events)
+    except (NoOwnerAccountError, ActingAsError) as exc:
+        raise EventLogError(f"event log {writer.path} not written: {exc}") from None
 
 
 def _execution_for(service: ScheddService):

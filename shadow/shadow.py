@@ -16,16 +16,15 @@ from __future__ import annotations
 import enum
 import hmac
 import io
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import attrs
-from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.defer import Deferred, fail, maybeDeferred
 from twisted.logger import Logger
 
 from classad import ClassAd
+from daemoncore.security.accounts import Account
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from daemoncore.wire.server import StreamReply
 from schedd import states
@@ -34,6 +33,8 @@ from schedd.eventlog import Event, EventType, format_usage
 from schedd.states import ExitRecord, JobId, JobStatus, Transition, now_from
 from shadow.transfer import (TransferError, input_attributes, input_plan, output_attributes, output_plan,
                              receive_output, send_input)
+from shadow.owner_rights import (INPUT, OUTPUT, as_owner, chunks_as_owner, input_touches_files, job_account,
+                                 staging_directory)
 from shadow.transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_small
 
 #: HTCondor's default ``JobLeaseDuration`` (40 minutes).
@@ -251,45 +252,54 @@ class Shadow:
 
     # --- input ---
     def input_reply(self) -> Deferred:
-        """Fire with a stream of the job's input tar; a missing input holds the job
-        (code 13) and fails with Conflict so the starter gives up."""
+        """Fire with a stream of the job's input tar, read with its owner's rights; a
+        missing or unreadable input holds the job (code 13) and fails with Conflict so
+        the starter gives up."""
         self.heard_from_starter()
         ad = self._job_ad()
         try:
-            light = input_send_is_light(input_plan(ad))
-        except TransferError:
-            light = True  # send_input raises the same error, inline, and the job is held
-        sending = self._blocking(light, send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
-        sending.addCallbacks(lambda sent: StreamReply(self._input_chunks(sent.stream)),
+            plan = input_plan(ad)
+            account = job_account(ad, INPUT) if input_touches_files(plan) else None
+            light = as_owner(account, input_send_is_light, plan)
+        except TransferError as exc:
+            return self._refused(exc, "input")
+        sending = self._blocking(light, as_owner, account, send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
+        sending.addCallbacks(lambda sent: StreamReply(self._input_chunks(account, sent.stream)),
                              self._transfer_failed, errbackArgs=("input",))
         return sending
 
-    def _input_chunks(self, stream):
-        yield from stream
+    def _input_chunks(self, account, stream):
+        yield from chunks_as_owner(account, stream)
         if not self.ended:
             self._quietly(self.host.queue.transition, self.job_id, added_counts, input_attributes(stream.stats))
 
     # --- output ---
     def receive_output(self, body: bytes) -> Deferred:
-        """Unpack the output tar ``body`` into the job's ``Iwd`` (with remaps) and fire
-        with ``{"files", "bytes"}``; a failure holds the job (code 12) and fails with Conflict."""
+        """Unpack the output tar ``body`` into the job's ``Iwd`` (with remaps) with its
+        owner's rights and fire with ``{"files", "bytes"}``; a failure or a target the
+        owner cannot write holds the job (code 12) and fails with Conflict."""
         self.heard_from_starter()
         ad = self._job_ad()
         try:
+            account = job_account(ad, OUTPUT)
             light = stream_is_small(len(body), output_plan(ad))
-        except TransferError:
-            light = True
-        receiving = self._blocking(light, self._unpack_output, body, ad)
+        except TransferError as exc:
+            return self._refused(exc, "output")
+        receiving = self._blocking(light, self._unpack_output, body, ad, account)
         receiving.addCallbacks(self._output_received, self._transfer_failed, errbackArgs=("output",))
         return receiving
 
-    def _unpack_output(self, body: bytes, ad: ClassAd):
+    def _unpack_output(self, body: bytes, ad: ClassAd, account: Account | None):
         if not outputs_go_to_urls(output_plan(ad)):  # staging only holds outputs bound for URLs
-            return receive_output(io.BytesIO(body), ad, None, s3_endpoint_url=self.s3_endpoint_url)
-        if self.staging_root:
-            os.makedirs(self.staging_root, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=f"output-{self.job_id}-", dir=self.staging_root) as staging:
-            return receive_output(io.BytesIO(body), ad, staging, s3_endpoint_url=self.s3_endpoint_url)
+            return as_owner(account, receive_output, io.BytesIO(body), ad, None,
+                            s3_endpoint_url=self.s3_endpoint_url)
+        with staging_directory(self.staging_root, f"output-{self.job_id}-", account) as staging:
+            return as_owner(account, receive_output, io.BytesIO(body), ad, staging,
+                            s3_endpoint_url=self.s3_endpoint_url)
+
+    def _refused(self, error: TransferError, direction: str) -> Deferred:
+        """A transfer refused before it began: hold the job as a failed one would."""
+        return fail(error).addErrback(self._transfer_failed, direction)
 
     def _blocking(self, light: bool, function: Callable, *args: Any, **kwargs: Any) -> Deferred:
         """Run a transfer step inline when ``light``, else through the host's thread pool."""

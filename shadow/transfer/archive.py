@@ -26,6 +26,8 @@ from shadow.transfer.resolve import PackItem, regular_file_size
 #: The pax header holding a member's SHA-256 hex digest.
 CHECKSUM_HEADER = "ROOST.sha256"
 CHUNK_SIZE = 1 << 16
+#: Ending of the temporary name a received file is written under until it is complete.
+PART_SUFFIX = ".roost-part"
 _BLOCK = tarfile.BLOCKSIZE
 _EXECUTABLE_BITS = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
 
@@ -248,7 +250,7 @@ def _write_member(job: str, archive: tarfile.TarFile, member: tarfile.TarInfo,
     target = os.path.join(directory, leaf)
     if os.path.isdir(target) and not os.path.islink(target):
         raise UnsafeArchiveError(f"job {job}: cannot write file {target!r}: a directory is in the way")
-    temporary = os.path.join(directory, f".{leaf}.roost-part")
+    temporary = os.path.join(directory, f".{leaf}{PART_SUFFIX}")
     expected = member.pax_headers.get(CHECKSUM_HEADER)
     hasher, received = hashlib.sha256(), 0
     source = archive.extractfile(member)

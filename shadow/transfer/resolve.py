@@ -153,8 +153,11 @@ def _stat_input(job: str, path: str, role: str) -> os.stat_result:
 
 def _walk(job: str, top: str, prefix: str, *, root: str | None) -> Iterator[PackItem]:
     """Members under directory ``top``, sorted, named ``prefix/relative``. File
-    symlinks are followed (inside ``root`` when given); directory symlinks refused."""
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+    symlinks are followed (inside ``root`` when given); directory symlinks refused.
+    Every file is checked readable (by whoever is reading: a root daemon acts as the
+    job's owner) and every directory listable, so nothing unreadable is skipped or sent."""
+    role = "input file" if root is None else "output file"
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=_unlistable(job)):
         dirnames.sort()
         relative_dir = os.path.relpath(dirpath, top)
         for name in sorted(dirnames + filenames):
@@ -168,17 +171,20 @@ def _walk(job: str, top: str, prefix: str, *, root: str | None) -> Iterator[Pack
                     raise BadTransferPathError(
                         f"job {job}: {path!r} is a symbolic link to a directory; "
                         "such links are not transferred")
-                if not os.path.exists(path):
-                    raise InputMissingError(
-                        f"job {job}: {path!r} is a symbolic link to a missing file",
-                        hold_subcode=errno.ENOENT)
             if name in dirnames and not os.path.islink(path):
                 yield PackItem(path, member, is_dir=True)
-            elif os.path.isfile(path):
-                yield PackItem(path, member)
             else:
-                raise BadTransferPathError(
-                    f"job {job}: {path!r} is neither a regular file nor a directory")
+                _stat_input(job, path, role)
+                yield PackItem(path, member)
+
+
+def _unlistable(job: str):
+    """The ``os.walk`` error handler: a directory that cannot be listed stops the walk."""
+    def refuse(exc: OSError) -> None:
+        code = exc.errno or errno.EIO
+        raise InputMissingError(f"job {job}: cannot list directory {exc.filename!r}: {os.strerror(code)}",
+                                hold_subcode=code)
+    return refuse
 
 
 def _check_inside(job: str, root: str, path: str, name: str) -> None:

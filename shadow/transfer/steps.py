@@ -15,12 +15,14 @@ daemons run it in a thread.
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import BinaryIO
 
 from attrs import frozen
 
 import classad
-from shadow.transfer.archive import PackStream, TransferStats, into_directory, into_iwd, unpack
+from shadow.transfer.archive import PART_SUFFIX, PackStream, TransferStats, into_directory, into_iwd, unpack
 from shadow.transfer.errors import (
     MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED, TransferError, TransferLimitError)
 from shadow.transfer.plan import InputPlan, input_plan, output_plan
@@ -108,6 +110,8 @@ def receive_output(stream: BinaryIO, ad: classad.ClassAd, staging: str, *,
             upload_all(stats.uploads, s3=_settings_if_needed(ad, stats, s3_endpoint_url), job=plan.job)
     except TransferError as exc:
         raise _as_output_error(exc) from None
+    except OSError as exc:
+        raise _unwritable(plan.job, exc) from None
     return stats
 
 
@@ -137,6 +141,18 @@ def _limit(ad: classad.ClassAd, attr: str) -> int | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return int(value * _MIB)
     return None
+
+
+def _unwritable(job: str, exc: OSError) -> TransferError:
+    """An output the receiving side could not write, named by the path it was going to
+    (not the temporary name it is written under first), with the system's reason."""
+    code = exc.errno or errno.EIO
+    path = str(exc.filename) if exc.filename is not None else "?"
+    directory, leaf = os.path.split(path)
+    if leaf.startswith(".") and leaf.endswith(PART_SUFFIX):
+        path = os.path.join(directory, leaf[1:-len(PART_SUFFIX)])
+    return TransferError(f"job {job}: cannot write output {path!r}: {os.strerror(code)}",
+                         hold_code=TRANSFER_OUTPUT_FAILED, hold_subcode=code)
 
 
 def _as_output_error(exc: TransferError) -> TransferError:

@@ -25,6 +25,7 @@ import attrs
 from attrs import field, frozen
 
 import classad
+from shadow.transfer.archive import PART_SUFFIX
 from shadow.transfer.errors import S3CredentialsError, TransferError, TransferLimitError, UrlTransferError
 from shadow.transfer.plan import InputPlan, UrlInput, job_name, string_attr, url_scheme
 
@@ -268,7 +269,7 @@ class _partial_file:
     def __init__(self, path: str, *, make_parents: bool = False) -> None:
         self.path = path
         self.temporary = os.path.join(os.path.dirname(path) or ".",
-                                      f".{os.path.basename(path)}.roost-part")
+                                      f".{os.path.basename(path)}{PART_SUFFIX}")
         self.make_parents = make_parents
 
     def __enter__(self) -> BinaryIO:

@@ -9,6 +9,7 @@ import pytest
 from twisted.internet.task import Clock
 
 import classad
+from daemoncore.security.accounts import current_account
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from schedd.eventlog import EventType
 from schedd.queue import JobQueue
@@ -67,7 +68,8 @@ def submit_dir(tmp_path):
 
 
 def submit(queue, home, **extra):
-    ad = classad.ClassAd({"Owner": "alice", "Cmd": str(home / "job.sh"), "Iwd": str(home),
+    # the owner is this process's own account: a root schedd touches a job's files as its owner
+    ad = classad.ClassAd({"Owner": current_account().name, "Cmd": str(home / "job.sh"), "Iwd": str(home),
                           "TransferInput": "in.dat", "RequestMemory": 64, **extra})
     return JobId(queue.submit_cluster(ad, [classad.ClassAd()]), 0)
 
