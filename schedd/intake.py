@@ -1,7 +1,12 @@
-"""What a submit request becomes before it reaches the queue: a submit description
-(with optional item data and count) expanded into one cluster ad plus each proc's
-differences, or ads sent already expanded; either way the Owner is the submitting
-user's, whatever the ads said."""
+"""What a submit request becomes before it reaches the queue: a self-contained submit
+description (with optional item data and count) expanded into one cluster ad plus
+each proc's differences, or ads sent already expanded; either way every attribute
+name is a ClassAd identifier and the attributes only the schedd sets (Owner, User,
+ClusterId, ProcId, QDate, GlobalJobId) are the schedd's, whatever the ads said.
+
+The schedd never reads a file, runs a command or consults its environment for a
+client: ``include``, ``$ENV`` and queue items from files, commands or globs are
+refused here and expanded by the client (:func:`schedd.submit.clientside.for_schedd`)."""
 
 from __future__ import annotations
 
@@ -13,12 +18,13 @@ import attrs
 from classad import ClassAd
 from classad.expr import Literal
 from classad.values import UNDEFINED
+from schedd.queue import is_attribute_name
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description
 from schedd.submit.cluster import DELETED, ExpandedCluster
-from schedd.submit.jobs import classad_node
+from schedd.submit.jobs import MAX_PROCS_PER_SUBMIT, classad_node
 
-#: At most this many procs in one submit request.
-MAX_PROCS_PER_SUBMIT = 1_000_000
+#: Attributes the schedd alone sets on a new job; a client's values are dropped.
+SCHEDD_SET = ("ClusterId", "ProcId", "User", "Owner", "QDate", "GlobalJobId")
 
 
 class IntakeError(ValueError):
@@ -40,6 +46,9 @@ def items_queue_args(itemdata: Sequence[Mapping[str, str] | str], count: int) ->
     Raises:
         IntakeError: items are neither all strings nor all objects with the same keys.
     """
+    if not itemdata:
+        raise IntakeError("$.itemdata: the list is empty, so it would submit no job; give at least one item "
+                          "(or leave $.itemdata out to use the description's queue statement)")
     if all(isinstance(item, str) for item in itemdata):
         lines = [_one_line(item, index) for index, item in enumerate(itemdata)]
         variables = ""
@@ -65,14 +74,21 @@ def _one_line(text: str, index: int) -> str:
 
 
 def with_queue_args(description: str, queue_args: str) -> str:
-    """``description`` with its queue statements replaced by one with ``queue_args``."""
-    kept = [line for line in description.splitlines() if not _is_queue_line(line)]
+    """``description`` with its queue statements (and their inline item lines)
+    replaced by one with ``queue_args``."""
+    kept: list[str] = []
+    lines = iter(description.splitlines())
+    for line in lines:
+        if not _is_queue_line(line):
+            kept.append(line)
+        elif "(" in line and ")" not in line[line.index("("):]:
+            next((item for item in lines if ")" in item), None)
     return "\n".join(kept) + f"\nqueue {queue_args}\n"
 
 
 def _is_queue_line(line: str) -> bool:
     word = line.strip().split(None, 1)
-    return bool(word) and word[0].lower() == "queue"
+    return bool(word) and word[0].lower() == "queue" and not line.strip()[5:].lstrip().startswith("=")
 
 
 def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now: int,
@@ -84,16 +100,12 @@ def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now:
         SubmitError: the description is wrong (the message names the line).
         IntakeError: it makes no procs, or too many.
     """
-    description = parse_description(text, cwd=iwd, predefined=host_predefined())
+    description = parse_description(text, cwd=iwd, predefined=host_predefined(), self_contained=True)
     options = SubmitOptions(cluster_id=cluster_id, proc_id=0, qdate=now, owner=owner, cwd=iwd,
-                            environ=dict(environ))
+                            environ=dict(environ), self_contained=True)
     expanded = [cluster for cluster in expand(description, options) if cluster.procs]
-    total = sum(len(cluster.procs) for cluster in expanded)
-    if total == 0:
+    if not expanded:
         raise IntakeError("the submit description queues no jobs (a queue statement with a count of 0 or no items)")
-    if total > MAX_PROCS_PER_SUBMIT:
-        raise IntakeError(f"the submit description queues {total} jobs, more than the {MAX_PROCS_PER_SUBMIT} "
-                          f"one submit may hold; split it")
     return _one_cluster(expanded)
 
 
@@ -119,19 +131,39 @@ def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
     return ClusterToStore(cluster_ad, tuple(procs))
 
 
-def owned_by(cluster: ClusterToStore, owner: str) -> ClusterToStore:
-    """``cluster`` with ``Owner`` set to ``owner`` on the cluster ad and no proc
-    claiming another."""
-    cluster_ad = cluster.cluster_ad.copy()
+def owned_by(cluster: ClusterToStore, owner: str, user: str) -> ClusterToStore:
+    """``cluster`` as the schedd stores it for ``owner`` (``user`` is ``owner@domain``):
+    Owner and User are theirs, and no ad keeps a ClusterId, ProcId, QDate or
+    GlobalJobId of its own (the queue sets those)."""
+    cluster_ad = _without_schedd_set(cluster.cluster_ad)
     cluster_ad["Owner"] = owner
-    procs = tuple(proc if "Owner" not in proc else _without(proc, "Owner") for proc in cluster.proc_ads)
-    return ClusterToStore(cluster_ad, procs)
+    cluster_ad["User"] = user
+    return ClusterToStore(cluster_ad, tuple(_without_schedd_set(proc) for proc in cluster.proc_ads))
 
 
-def _without(ad: ClassAd, name: str) -> ClassAd:
+def _without_schedd_set(ad: ClassAd) -> ClassAd:
+    present = [name for name in SCHEDD_SET if name in ad]
+    if not present:
+        return ad
     copy = ad.copy()
-    del copy[name]
+    for name in present:
+        del copy[name]
     return copy
+
+
+def checked_names(cluster: ClusterToStore) -> ClusterToStore:
+    """``cluster`` when every attribute name is a ClassAd identifier.
+
+    Raises:
+        IntakeError: a name that is not (it could forge a line of ``roost q -l``).
+    """
+    for where, ad in [("$.cluster_ad", cluster.cluster_ad)] + [
+            (f"$.proc_ads[{index}]", proc) for index, proc in enumerate(cluster.proc_ads)]:
+        for name in ad.keys():
+            if not is_attribute_name(name):
+                raise IntakeError(f"{where}: {name!r} is not an attribute name (a letter or '_' followed by "
+                                  f"letters, digits or '_')")
+    return cluster
 
 
 def checked_iwd(iwd: object) -> str:

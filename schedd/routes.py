@@ -16,8 +16,8 @@ from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from classad import quote as quote_string
 from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
-from schedd.intake import (ClusterToStore, IntakeError, checked_iwd, expand_description, items_queue_args,
-                           owned_by, with_queue_args)
+from schedd.intake import (ClusterToStore, IntakeError, checked_iwd, checked_names, expand_description,
+                           items_queue_args, owned_by, with_queue_args)
 from schedd.jobwire import WireAdError, job_from_wire, job_to_wire
 from schedd.queue import JobAction, JobSelection
 from schedd.queue.constraint import compile_constraint
@@ -50,7 +50,18 @@ class ScheddRoutes:
 
     # --- submit -------------------------------------------------------------
     def submit(self, request: ApiRequest) -> JsonReply:
-        """Store one cluster from a description or from expanded ads; answer its id."""
+        """Store one cluster from a self-contained description or from expanded ads;
+        answer its id.
+
+        The schedd expands a description without reading any file, running any
+        command or looking at its own environment: ``include``, ``$ENV(...)``,
+        ``queue ... from FILE``, ``queue ... from CMD |`` and ``queue ... matching``
+        are refused with a 400 naming the line (the bindings and ``roost submit``
+        expand them on the client and send inline items). Counts are checked
+        against MAX_PROCS_PER_SUBMIT before any proc is made. Owner, User,
+        ClusterId, ProcId, QDate and GlobalJobId are the schedd's to set, whatever
+        the request says, and every attribute name must be a ClassAd identifier.
+        """
         owner = request.identity.user
         body = request.json()
         queue = self._service.queue
@@ -64,7 +75,7 @@ class ScheddRoutes:
             cluster = _from_ads(body)
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
-        cluster = owned_by(cluster, owner)
+        cluster = owned_by(_bad_request(checked_names, cluster), owner, request.identity.name)
         try:
             stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
         except BadJobAdError as exc:
@@ -162,7 +173,8 @@ class ScheddRoutes:
         return JsonReply({"changed": len(result.transitions), "refused": refused})
 
     def edit(self, request: ApiRequest) -> JsonReply:
-        """Set one attribute of jobs by id or constraint; protected attributes are refused."""
+        """Set one attribute of jobs by id or constraint; a name that is not a ClassAd
+        identifier is a 400, a protected attribute (Owner, User, ClusterId ...) a 403."""
         body = request.json()
         reject_unknown(body, {"ids", "constraint", "attr", "value"})
         attr = take(body, "attr", str)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -32,8 +33,15 @@ QUEUE_FILE = "job_queue.sqlite3"
 
 #: Attributes no edit may change: the schedd alone sets them.
 PROTECTED_ATTRIBUTES = frozenset(name.lower() for name in (
-    "ClusterId", "ProcId", "Owner", "JobStatus", "LastJobStatus", "EnteredCurrentStatus",
+    "ClusterId", "ProcId", "Owner", "User", "JobStatus", "LastJobStatus", "EnteredCurrentStatus",
     "GlobalJobId", "MyType", "QDate", "NumHolds", "NumHoldsByReason"))
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_attribute_name(name: object) -> bool:
+    """True for a ClassAd identifier: a letter or ``_``, then letters, digits or ``_``
+    (anything else could forge a line of ``roost q -l``)."""
+    return isinstance(name, str) and _IDENTIFIER.fullmatch(name) is not None
 
 
 class JobAction(enum.Enum):
@@ -335,8 +343,9 @@ class JobQueue:
             BadConstraintError: ``value`` text does not parse as an expression.
             JobNotFoundError, NotOwnerError: as for :meth:`act`.
         """
-        if not isinstance(attr, str) or not attr.strip():
-            raise BadJobAdError(f"attribute name {attr!r} is empty")
+        if not is_attribute_name(attr):
+            raise BadJobAdError(f"{attr!r} is not an attribute name (a letter or '_' followed by letters, "
+                                f"digits or '_')")
         if attr.lower() in PROTECTED_ATTRIBUTES:
             raise ProtectedAttributeError(f"attribute {attr} is protected: only the schedd may change it")
         node = _value_node(attr, value)
@@ -481,4 +490,5 @@ _DEFAULT_REASONS = {
     JobAction.Vacate: "via condor_vacate_job (by user {actor})",
 }
 
-__all__ = ["JobQueue", "JobAction", "ActResult", "QUEUE_FILE", "PROTECTED_ATTRIBUTES", "Literal"]
+__all__ = ["JobQueue", "JobAction", "ActResult", "QUEUE_FILE", "PROTECTED_ATTRIBUTES", "Literal",
+           "is_attribute_name"]
