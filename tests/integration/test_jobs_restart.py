@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import sys
 
@@ -19,6 +20,7 @@ from tests.integration.test_jobs_queue import alive, read_pid
 from tests.integration.test_schedd import wait_for
 
 import bindings as htcondor
+from bindings.cli.pool import root_execute_dir
 from bindings.eventlog import JobEventType
 
 SECOND_MACHINE = "second-startd"
@@ -36,8 +38,12 @@ def two_startds(tmp_path_factory):
     """A personal pool whose master runs two startds; killed daemons are not restarted
     during the test, and starters renew their leases every second."""
     home = tmp_path_factory.mktemp("home")
+    # where the pool's own EXECUTE goes: jobs of a root pool run as other accounts and
+    # cannot enter the pool directory
+    shared = root_execute_dir(str(home / "pool"))
+    execute2 = f"{shared}-second" if shared else str(home / "pool" / "execute2")
     second = shlex.join(["/usr/bin/env", f"_ROOST_FULL_HOSTNAME={SECOND_MACHINE}",
-                         f"_ROOST_EXECUTE={home / 'pool' / 'execute2'}", sys.executable, "-m", "startd"])
+                         f"_ROOST_EXECUTE={execute2}", sys.executable, "-m", "startd"])
     with personal_pool(home, {
         "_ROOST_DAEMON_LIST": "MASTER, COLLECTOR, SCHEDD, NEGOTIATOR, STARTD, STARTD2",
         "_ROOST_STARTD2": second,
@@ -46,6 +52,8 @@ def two_startds(tmp_path_factory):
         "_ROOST_STARTER_UPDATE_INTERVAL": "1",
     }) as pool:
         yield pool
+    if shared:
+        shutil.rmtree(execute2, ignore_errors=True)
 
 
 def daemon_pids(env) -> dict[str, int]:
@@ -54,7 +62,7 @@ def daemon_pids(env) -> dict[str, int]:
     return {row.split()[0]: int(row.split()[1]) for row in rows if len(row.split()) > 1 and row.split()[1].isdigit()}
 
 
-def test_a_job_whose_startd_is_killed_completes_on_the_other(two_startds, tmp_path, monkeypatch):
+def test_a_job_whose_startd_is_killed_completes_on_the_other(two_startds, tmp_path, monkeypatch, shared_dir):
     """SIGKILL the startd running the job: 004 Evicted, then the job runs to the end on the other one."""
     monkeypatch.chdir(tmp_path)
     env = two_startds["env"]
@@ -63,16 +71,16 @@ def test_a_job_whose_startd_is_killed_completes_on_the_other(two_startds, tmp_pa
     assert SECOND_MACHINE in machines and len(machines) == 2, slots
     (tmp_path / "job.sh").write_text(JOB)
     (tmp_path / "job.sh").chmod(0o755)
-    (tmp_path / "job.sub").write_text(f"executable = job.sh\narguments = {tmp_path} $(Cluster)\n"
+    (tmp_path / "job.sub").write_text(f"executable = job.sh\narguments = {shared_dir} $(Cluster)\n"
                                       "job_lease_duration = 5\noutput = job.out\nlog = job.log\n"
                                       "request_memory = 64M\nqueue\n")
     cluster = submitted_cluster(roost(env, "submit", "job.sub"))
-    first_pid = wait_for(lambda: read_pid(tmp_path / f"job-{cluster}.pid"), timeout=45)
+    first_pid = wait_for(lambda: read_pid(shared_dir / f"job-{cluster}.pid"), timeout=45)
     schedd = htcondor.Schedd()
     [running] = schedd.query(f"ClusterId == {cluster}", ["RemoteHost", "JobStatus"])
     first_machine = running["RemoteHost"].rsplit("@", 1)[1]
     victim = "STARTD2" if first_machine == SECOND_MACHINE else "STARTD"
-    (tmp_path / f"job-{cluster}.pid").unlink()
+    (shared_dir / f"job-{cluster}.pid").unlink()
     try:
         os.kill(daemon_pids(env)[victim], signal.SIGKILL)
         wait_for(lambda: JobEventType.JOB_EVICTED in event_types(tmp_path / "job.log"), timeout=30)
