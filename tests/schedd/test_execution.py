@@ -9,6 +9,7 @@ from twisted.internet.defer import fail, succeed
 from classad import ClassAd, ExprTree
 from daemoncore.config import Config
 from daemoncore.security import issue_token
+from daemoncore.security.accounts import current_account
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.auth import token_verifier
@@ -124,10 +125,10 @@ def match_body(request_id, job_id=None, claim="claim-1"):
                          "startd_address": STARTD, "claim_id": claim, "slot_ad": slot_json(4096)}]}
 
 
-def start_one(execution, schedd, count=1, **extra):
+def start_one(execution, schedd, count=1, owner="alice", **extra):
     """Submit ``count`` jobs, ask for requests and match the first: returns job ids."""
-    jobs = submit(schedd.queue, count, **extra)
-    [first_request] = requests_of(execution)
+    jobs = submit(schedd.queue, count, owner, **extra)
+    [first_request] = requests_of(execution, f"{owner}@pool")
     answer = execution.matches(request(schedd_routes.MATCHES, match_body(first_request["request_id"])))
     assert answer.body == {"accepted": 1}
     return jobs
@@ -489,7 +490,9 @@ def test_input_streams_the_executable(execution, schedd, site, clock, tmp_path):
     import tarfile
     script = tmp_path / "run.sh"
     script.write_text("#!/bin/sh\necho hi\n")
-    [job] = start_one(execution, schedd, Cmd=str(script), Iwd=str(tmp_path), TransferExecutable=True)
+    # the owner is this process's own account: a root schedd reads a job's inputs as its owner
+    [job] = start_one(execution, schedd, owner=current_account().name, Cmd=str(script), Iwd=str(tmp_path),
+                      TransferExecutable=True)
     key = activation(schedd)["transfer_key"]
     path = schedd_routes.JOB_INPUT.path(job_id=str(job))
     answer, _ = exchange(site, encode_request("GET", path, b"", daemon_token(clock), headers={KEY_HEADER: key}), clock)

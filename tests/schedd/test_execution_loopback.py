@@ -20,6 +20,7 @@ from twisted.web.client import Agent, HTTPConnectionPool
 import classad
 from daemoncore.config import Config
 from daemoncore.security import issue_token
+from daemoncore.security.accounts import current_account
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.async_client import AsyncClient
@@ -33,6 +34,11 @@ from shadow.transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input,
 
 KEY = b"loopback-signing-key-0123456789abcdef"
 DEADLINE = 30.0
+
+
+#: The jobs' owner: this process's own account, since a root schedd writes a job's
+#: outputs as its owner and an owner with no account here gets its job held.
+OWNER = current_account().name
 
 
 def token(name):
@@ -199,7 +205,7 @@ class LoopbackTests(unittest.TestCase):
             out.write(script)
         os.chmod(path, 0o755)
         log = os.path.join(self.iwd, "job.log")
-        ad = classad.ClassAd({"Owner": "alice", "Cmd": path, "Iwd": self.iwd, "Out": "job.out",
+        ad = classad.ClassAd({"Owner": OWNER, "Cmd": path, "Iwd": self.iwd, "Out": "job.out",
                               "Err": "job.err", "UserLog": log, "RequestCpus": 1, "RequestMemory": 64,
                               **extra})
         ad["Requirements"] = classad.ExprTree("TARGET.Cpus >= RequestCpus")
@@ -213,7 +219,7 @@ class LoopbackTests(unittest.TestCase):
         """Act as the negotiator: read the requests, match the first to the fake startd."""
         negotiator = AsyncClient(self.schedd.address, token=token("negotiator"), http=self.http, timeout=10)
         lines = []
-        yield negotiator.stream(schedd_routes.RESOURCE_REQUESTS, lines.append, {"submitter": "alice@pool"})
+        yield negotiator.stream(schedd_routes.RESOURCE_REQUESTS, lines.append, {"submitter": f"{OWNER}@pool"})
         slot_ad = {"Name": "slot1@fake", "Cpus": 1, "Memory": 512, "Requirements": True}
         match = {"request_id": lines[0]["request_id"], "job_id": None, "slot_name": "slot1@fake",
                  "startd_address": self.startd_address, "claim_id": "negotiated-claim", "slot_ad": slot_ad}

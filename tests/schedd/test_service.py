@@ -12,6 +12,7 @@ from twisted.internet.testing import MemoryReactorClock
 from bindings.eventlog import JobEventLog, JobEventType
 from daemoncore.daemon import DaemonSettings
 from daemoncore.security import issue_token
+from daemoncore.security.accounts import current_account
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, make_site
@@ -25,6 +26,9 @@ TOKENS = {
     "bob": issue_token(KEY, "bob@pool", ["WRITE"], now=0),
     "reader": issue_token(KEY, "carol@pool", ["READ"], now=0),
     "admin": issue_token(KEY, "root@pool", ["ADMINISTRATOR"], now=0),
+    # this process's own account: a root schedd writes a job's event log as its owner,
+    # so the tests that read a log back submit as an owner with an account here
+    "me": issue_token(KEY, f"{current_account().name}@pool", ["WRITE"], now=0),
 }
 
 
@@ -112,13 +116,13 @@ def test_reader_may_query_but_not_submit(call, tmp_path):
 
 def test_hold_release_remove_with_reasons_write_events(call, tmp_path):
     """Actions change state, keep their reasons, and append events in order."""
-    submit(call, tmp_path, SLEEP)
-    held = call("/v1/jobs/act", {"action": "Hold", "ids": ["1.0"], "reason": "disk full"}).json()
+    submit(call, tmp_path, SLEEP, who="me")
+    held = call("/v1/jobs/act", {"action": "Hold", "ids": ["1.0"], "reason": "disk full"}, "me").json()
     assert held == {"changed": 1, "refused": []}
     [ad] = call("/v1/jobs/query", {"constraint": "ProcId == 0", "projection": ["JobStatus", "HoldReason"]}).lines()
     assert ad == {"JobStatus": 5, "HoldReason": "disk full"}
-    call("/v1/jobs/act", {"action": "Release", "ids": ["1.0"]})
-    removed = call("/v1/jobs/act", {"action": "Remove", "ids": ["1"], "reason": "done with it"}).json()
+    call("/v1/jobs/act", {"action": "Release", "ids": ["1.0"]}, "me")
+    removed = call("/v1/jobs/act", {"action": "Remove", "ids": ["1"], "reason": "done with it"}, "me").json()
     assert removed["changed"] == 3
     assert call("/v1/jobs/query", {}).lines() == []
     events = [(e.type, e.cluster, e.proc) for e in JobEventLog(str(tmp_path / "job.log")).events(stop_after=0)]
@@ -161,7 +165,7 @@ def test_bad_act_requests_say_what_to_fix(call, tmp_path):
 
 
 def test_periodic_remove_fires_on_the_interval(schedd, call, tmp_path, reactor):
-    submit(call, tmp_path, "executable = /bin/sleep\nperiodic_remove = true\nlog = job.log\nqueue\n")
+    submit(call, tmp_path, "executable = /bin/sleep\nperiodic_remove = true\nlog = job.log\nqueue\n", who="me")
     schedd.startService()
     try:
         reactor.advance(5)
