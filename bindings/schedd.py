@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 import classad
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.blocking_client import BlockingClient
+from schedd.intake import items_queue_args, with_queue_args
 from schedd.jobwire import job_from_wire
+from schedd.submit.clientside import for_schedd
 
 from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
@@ -114,18 +116,30 @@ class Schedd:
         ``queue`` replace its queue statement. ``spool`` is accepted; input files are
         read from the submit directory where the jobs run.
 
+        What needs this machine (``include``, ``$ENV``, items from a file, a command
+        or a glob) is expanded here, as the calling user, and the schedd gets a
+        self-contained description with the items written inline.
+
         Raises:
+            ValueError: ``itemdata`` is empty (htcondor2 raises too: no job to submit).
+            SubmitError: the description is wrong (naming the file and line).
             RemoteError: the schedd refused (a bad description is a 400 naming the line).
         """
         if not isinstance(description, Submit):
             description = Submit(description) if isinstance(description, str) else Submit(dict(description))
-        body: dict = {"description": description.text(), "iwd": os.getcwd(), "environ": dict(os.environ)}
-        if count:
-            body["count"] = int(count)
+        text = description.text()
         if itemdata is not None:
-            body["itemdata"] = [item if isinstance(item, str) else dict(item) for item in itemdata]
-        if queue is not None:
-            body["queue"] = queue
+            items = [item if isinstance(item, str) else dict(item) for item in itemdata]
+            if not items:
+                raise ValueError("itemdata is empty, so there is no job to submit; give at least one item, "
+                                 "or leave itemdata out to use the description's queue statement")
+            text = with_queue_args(text, items_queue_args(items, int(count)))
+        elif queue is not None:
+            text = with_queue_args(text, queue)
+        elif count:
+            text = with_queue_args(text, str(int(count)))
+        here, environ = os.getcwd(), dict(os.environ)
+        body = {"description": for_schedd(text, cwd=here, environ=environ), "iwd": here, "environ": environ}
         answer = self._client.call(api.SUBMIT, body)
         return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"],
                             job_from_wire(answer["cluster_ad"], "the cluster ad"))

@@ -45,9 +45,16 @@ def ensure_pool(directory: str | None, pool: str | None) -> None:
 
 
 def submit_file(path: str, pool: str | None):
-    """Submit ``path`` from its own directory; the SubmitResult."""
+    """Submit ``path`` from its own directory (where its ``include``, item files and
+    globs are expanded, as the user); the SubmitResult.
+
+    Raises:
+        SubmitError: the description is wrong, naming ``path`` (or an included file) and the line.
+    """
     from bindings.schedd import Schedd
     from bindings.submit import Submit
+
+    from schedd.submit import SubmitError
 
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
@@ -55,6 +62,8 @@ def submit_file(path: str, pool: str | None):
     os.chdir(os.path.dirname(os.path.abspath(path)))
     try:
         return Schedd(pool=pool).submit(Submit(text))
+    except SubmitError as exc:
+        raise SubmitError(exc.reason, file=exc.file or path, line=exc.line, command=exc.command) from None
     finally:
         os.chdir(here)
 

@@ -1,7 +1,8 @@
 """``roost submit FILE`` (condor_submit): submit the jobs a submit description makes
 to the pool's schedd, with ``-append``, ``-queue``, ``-batch-name``, ``-terse`` and
 ``-spool``; ``-dry-run`` prints the job ads instead (old ClassAd syntax, or JSON with
-``-json``) without a pool."""
+``-json``) without a pool. ``include``, ``$ENV`` and queue items from files, commands
+and globs are expanded here, as the user; the schedd gets the items inline."""
 
 from __future__ import annotations
 
@@ -68,6 +69,9 @@ def _submit(args, text: str) -> int:
             warnings.simplefilter("always")
             try:
                 result = schedd.submit(Submit(text))
+            except SubmitError as exc:
+                print(f"roost submit: {str(exc).replace('<submit description>', args.file, 1)}", file=sys.stderr)
+                return 1
             except RemoteError as exc:
                 raise RemoteError(exc.status, exc.code, exc.message.replace("<submit description>", args.file),
                                   exc.url) from None
