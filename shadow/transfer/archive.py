@@ -11,6 +11,7 @@ destination, links, devices and unexpected names are refused.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -171,7 +172,11 @@ def into_iwd(plan: OutputPlan, staging: str | None = None) -> Place:
         if iwd and target.startswith(iwd + "/"):
             return Placement(iwd, target[len(iwd) + 1:])
         parent = os.path.dirname(target)
-        os.makedirs(parent, exist_ok=True)
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as exc:
+            raise TransferError(f"job {plan.job}: cannot write output {target!r}: "
+                                f"{os.strerror(exc.errno or errno.EIO)}", hold_subcode=exc.errno) from None
         return Placement(parent, os.path.basename(target))
 
     return place

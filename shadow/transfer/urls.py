@@ -273,9 +273,9 @@ class _partial_file:
         self.make_parents = make_parents
 
     def __enter__(self) -> BinaryIO:
-        if self.make_parents:
-            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         try:
+            if self.make_parents:
+                os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
             fd = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
             raise UrlTransferError(f"cannot write {self.path!r}: {exc.strerror}",
