@@ -20,6 +20,7 @@ import classad
 from daemoncore.security.accounts import local_account
 from daemoncore.wire.errors import Conflict
 from schedd.states import JobId, JobStatus
+from shadow import Shadow
 from shadow.owner_rights import INPUT, NoOwnerAccountError, as_owner, owner_account
 from shadow.transfer import input_plan, receive_input
 from shadow.transfer.errors import TRANSFER_INPUT_FAILED, TRANSFER_OUTPUT_FAILED, TransferError
@@ -74,14 +75,15 @@ def held(queue, job: JobId) -> tuple[int, str]:
     return ad["HoldReasonCode"], ad["HoldReason"]
 
 
-def send_back(host, queue, job: JobId, tmp_path, **files: str):
+def send_back(host, queue, job: JobId, tmp_path, staging_root: str | None = None, **files: str):
     """The starter's side: a sandbox holding ``files``, packed as the job's output and
-    handed to the job's shadow."""
+    handed to the job's shadow (staging outputs bound for URLs under ``staging_root``)."""
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()
     for name, text in files.items():
         (sandbox / name).write_text(text)
-    shadow = shadow_for(host, job)
+    shadow = Shadow(host, job, "claim-xyz", "<127.0.0.1:9700>", "slot1_1@node1", "the-key", 600.0,
+                    staging_root=staging_root)
     shadow.update("execute", {})
     return resolved(shadow.receive_output(output_of(queue.get_job(job), sandbox)))
 
@@ -151,8 +153,12 @@ def test_outputs_land_owned_by_the_owner(host, queue, area, owner, tmp_path):
     os.chown(home / "dest", owner.uid, owner.gid)
     job = submit_as(queue, owner.name, home, Out=str(home / "job.out"), TransferOutput="out,copy",
                     TransferOutputRemaps=f"out = made/final.txt; copy = file://{home / 'dest'}/copy")
-    answer = send_back(host, queue, job, tmp_path, _condor_stdout="hello\n", out="result\n", copy="again\n")
+    spool = area / "spool"  # the schedd's own, where outputs bound for URLs are staged
+    spool.mkdir(mode=0o755)
+    answer = send_back(host, queue, job, tmp_path, str(spool), _condor_stdout="hello\n", out="result\n",
+                       copy="again\n")
     assert answer["files"] == 3
+    assert os.listdir(spool) == [] and os.stat(spool).st_uid == 0
     for path in (home / "job.out", home / "made", home / "made" / "final.txt", home / "dest" / "copy"):
         assert os.stat(path).st_uid == owner.uid, path
     assert (home / "made" / "final.txt").read_text() == "result\n"
