@@ -25,6 +25,7 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.collector_routes import ADVERTISE
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
+from daemoncore.wire.sharing import sharing_cooperator
 
 _log = Logger()
 
@@ -141,7 +142,8 @@ class DaemonService(service.MultiService):
         super().startService()
         self.start_time = self.reactor.seconds()
         table = {PING: self._ping, **self.handlers()}
-        resource = ApiResource(table, token_verifier(self.key, self.reactor))
+        resource = ApiResource(table, token_verifier(self.key, self.reactor),
+                               cooperator=sharing_cooperator(self.reactor))
         site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
                          clock=self.reactor)
         self.port = self.reactor.listenTCP(self.settings.port, site, interface=self.settings.interface)
