@@ -147,21 +147,38 @@ class JobRun:
         if self.run_as is not None:
             _log.info("job {job} runs as {account} (uid {uid}): {why}", job=self.job_id,
                       account=self.run_as.account.name, uid=self.run_as.account.uid, why=self.run_as.reason)
+        try:
+            return await self._in_sandbox(started_at)
+        except Exception as exc:
+            _log.failure("job {job}: the run failed unexpectedly", job=self.job_id)
+            return await self._failed(exc)
+        finally:
+            self._stop_usage_loop()
+            if self.sandbox is not None:
+                sb.remove_sandbox(self.sandbox)
+
+    async def _in_sandbox(self, started_at: float) -> Ending:
         self.sandbox = sb.make_sandbox(self.settings.execute_dir, self.job_id, self.account)
         try:
             sb.check_reachable(self.sandbox, self.account)
         except StarterError as exc:
-            sb.remove_sandbox(self.sandbox)
             return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
                                                     f" {exc}", FAILED_TO_CREATE_PROCESS))
-        try:
-            return await self._transfer_and_run(started_at)
-        except Exception:
-            _log.failure("job {job}: the run failed unexpectedly", job=self.job_id)
+        return await self._transfer_and_run(started_at)
+
+    async def _failed(self, exc: Exception) -> Ending:
+        """An unexpected failure still ends with a report (evicted: the job runs again
+        elsewhere) unless the final one already went, so the schedd never waits out the lease."""
+        if self.final_report_sent:
             return Ending.LOST
-        finally:
-            self._stop_usage_loop()
-            sb.remove_sandbox(self.sandbox)
+        if self.starter is not None and self.starter.pid is not None:
+            self.starter.kill()
+        self.stop_reason = f"the starter on {self.execute_attrs.get('RemoteHost')} failed: {type(exc).__name__}: {exc}"
+        try:
+            return await self._evicted(None)
+        except Exception:
+            _log.failure("job {job}: the evicted report failed too", job=self.job_id)
+            return Ending.LOST
 
     async def _transfer_and_run(self, started_at: float) -> Ending:
         try:
