@@ -24,10 +24,10 @@ _SCOPE_WORDS = ("my", "target", "parent")
 
 #: ``Context.active`` is one dict per top-level evaluation, shared by all its contexts:
 #: the attributes being evaluated (to cut reference cycles) map to True, and these
-#: reserved keys hold how many nested attribute evaluations it has made, how many
-#: cycles it cut, the values it remembered and the sizes of the lists it built. A
-#: plain dict keeps a top-level evaluation as cheap to start as it was.
-_CALLS, _CUTS, _MEMO, _LISTS = "calls", "cuts", "memo", "lists"
+#: reserved keys hold how many nested attribute evaluations it has made, the values
+#: it remembered and the sizes of the lists it built. A plain dict keeps a top-level
+#: evaluation as cheap to start as it was.
+_CALLS, _MEMO, _LISTS = "calls", "memo", "lists"
 
 #: Nested attribute evaluations within one top-level evaluation before values are
 #: remembered; ordinary expressions (a match, a constraint) stay below it and pay nothing.
@@ -83,7 +83,6 @@ def evaluate_entry(entry, ctx: Context):
         return const
     active = ctx.active
     if entry in active:
-        active[_CUTS] = active.get(_CUTS, 0) + 1
         return UNDEFINED
     fn = entry.compiled
     if fn is None:
@@ -101,7 +100,8 @@ def evaluate_entry(entry, ctx: Context):
 
 def _remembered(entry, fn, ctx: Context, active: dict):
     """``fn(ctx)`` through the memo of values. A value computed while a reference
-    cycle was cut is not remembered: elsewhere the same attribute may see no cycle."""
+    cycle was cut is remembered too: not remembering it would let a cycle under a
+    doubling chain take exponential time again."""
     memo = active.get(_MEMO)
     if memo is None:
         memo = active[_MEMO] = {}
@@ -109,15 +109,13 @@ def _remembered(entry, fn, ctx: Context, active: dict):
     hit = memo.get(key)
     if hit is not None:
         return hit[0]
-    cuts = active.get(_CUTS, 0)
     active[entry] = True
     try:
         value = fn(ctx)
     finally:
         del active[entry]
-    if active.get(_CUTS, 0) == cuts:
-        # the ads are kept so that their ids cannot be reused within this evaluation
-        memo[key] = (value, entry, ctx.scope, ctx.my_root, ctx.target_root)
+    # the ads are kept so that their ids cannot be reused within this evaluation
+    memo[key] = (value, entry, ctx.scope, ctx.my_root, ctx.target_root)
     return value
 
 

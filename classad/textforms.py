@@ -273,7 +273,7 @@ class _JsonReader:
 
     def shallow(self, node):
         """``node``, unless with the expressions inside it it nests too deeply."""
-        if node.depth > self.MAX_DEPTH:
+        if node.depth > self.MAX_DEPTH + (type(node) is e.RecordExpr):
             raise self.error(f"JSON nested more than {self.MAX_DEPTH} levels deep")
         return node
 

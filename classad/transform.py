@@ -51,8 +51,8 @@ def _token_error(message: str, token: Token | None) -> ClassAdParseError:
     return ClassAdParseError(message, token.line, token.column)
 
 
-def _checked(node):
-    if node.depth > MAX_DEPTH:
+def _checked(node, limit: int = MAX_DEPTH):
+    if node.depth > limit:
         raise ClassAdParseError(f"expression nested more than {MAX_DEPTH} levels deep")
     return node
 
@@ -183,7 +183,8 @@ class ExprBuilder(Transformer):
 
     def record(self, defs):
         entries = merge_entries(d for d in defs if d is not None)
-        return _checked(RecordExpr(entries, depth_of(*(e for _, e in entries))))
+        # one level more: an ad whose attributes are as deep as allowed is itself a record
+        return _checked(RecordExpr(entries, depth_of(*(e for _, e in entries))), MAX_DEPTH + 1)
 
     @v_args(inline=True)
     def attr_def(self, name, expr):

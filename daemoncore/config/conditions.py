@@ -47,7 +47,14 @@ def evaluate_condition(text: str, is_defined: Callable[[str], bool], version: st
     raise ConfigError(f"cannot decide 'if {test}': {EXPECTED_CONDITION}")
 
 
+_MAX_VERSION_DIGITS = 30
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     """``8.1`` -> ``(8, 1, 0)``: pad so that ``8.1`` equals ``8.1.0``."""
-    parts = [int(p) for p in re.findall(r"\d+", text)]
+    found = re.findall(r"\d+", text)
+    if any(len(p) > _MAX_VERSION_DIGITS for p in found):
+        raise ConfigError(f"cannot decide 'if version ... {text[:40]}': a version number part "
+                          f"has more than {_MAX_VERSION_DIGITS} digits")
+    parts = [int(p) for p in found]
     return tuple(parts + [0] * (3 - len(parts)))

@@ -220,7 +220,7 @@ class Config:
         try:
             return convert(found.value)
         except ValueError as err:
-            raise _located(f"{found.name} = {found.value!r}: {err}", found.origin) from None
+            raise _located(f"{found.name} = {_shown(found.value)}: {err}", found.origin) from None
 
     def _entry(self, name: str) -> Entry | None:
         if self.subsystem and "." not in name:
@@ -243,6 +243,13 @@ def _apply_overrides(table: MacroTable, env: Mapping[str, str]) -> None:
     for var in sorted(env):
         if var.upper().startswith(OVERRIDE_PREFIX) and len(var) > len(OVERRIDE_PREFIX):
             table.set(var[len(OVERRIDE_PREFIX):], env[var], Origin(ENVIRONMENT_SOURCE, via=var))
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    """A value as quoted in an error message, cut short when it is long."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
 def _located(reason: str, origin: Origin) -> ConfigError:

@@ -7,6 +7,10 @@ import re
 #: HTCondor's boolean words (compared in lower case)
 BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
+#: Longest whole number accepted (with sign and base prefix); Python refuses to convert
+#: more than 4,300 digits, and no knob needs more than a few dozen.
+MAX_INT_DIGITS = 100
+
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhdw])", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"[\s,]+")
@@ -30,8 +34,12 @@ def to_int(text: str) -> int:
     Raises:
         ValueError: not a whole number.
     """
+    compact = text.strip()
+    if len(compact) > MAX_INT_DIGITS:
+        raise ValueError(f"expected a whole number of at most {MAX_INT_DIGITS} digits, "
+                         f"got {len(compact)} characters")
     try:
-        return int(text.strip(), 0)
+        return int(compact, 0)
     except ValueError:
         raise ValueError("expected a whole number") from None
 
