@@ -24,7 +24,7 @@ from schedd.submit.cluster import DELETED, ExpandedCluster
 from schedd.submit.jobs import MAX_PROCS_PER_SUBMIT, classad_node
 
 #: Attributes the schedd alone sets on a new job; a client's values are dropped.
-SCHEDD_SET = ("ClusterId", "ProcId", "User", "Owner", "QDate", "GlobalJobId")
+SCHEDD_SET = ("ClusterId", "ProcId", "User", "Owner", "QDate", "GlobalJobId", "UidDomain")
 
 
 class IntakeError(ValueError):
@@ -131,13 +131,15 @@ def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
     return ClusterToStore(cluster_ad, tuple(procs))
 
 
-def owned_by(cluster: ClusterToStore, owner: str, user: str) -> ClusterToStore:
+def owned_by(cluster: ClusterToStore, owner: str, user: str, uid_domain: str) -> ClusterToStore:
     """``cluster`` as the schedd stores it for ``owner`` (``user`` is ``owner@domain``):
-    Owner and User are theirs, and no ad keeps a ClusterId, ProcId, QDate or
-    GlobalJobId of its own (the queue sets those)."""
+    Owner and User are theirs, UidDomain is this schedd's ``UID_DOMAIN`` (an execute
+    machine runs the job as its owner only within the same domain), and no ad keeps a
+    ClusterId, ProcId, QDate or GlobalJobId of its own (the queue sets those)."""
     cluster_ad = _without_schedd_set(cluster.cluster_ad)
     cluster_ad["Owner"] = owner
     cluster_ad["User"] = user
+    cluster_ad["UidDomain"] = uid_domain
     return ClusterToStore(cluster_ad, tuple(_without_schedd_set(proc) for proc in cluster.proc_ads))
 
 

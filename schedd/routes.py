@@ -59,7 +59,7 @@ class ScheddRoutes:
         are refused with a 400 naming the line (the bindings and ``roost submit``
         expand them on the client and send inline items). Counts are checked
         against MAX_PROCS_PER_SUBMIT before any proc is made. Owner, User,
-        ClusterId, ProcId, QDate and GlobalJobId are the schedd's to set, whatever
+        ClusterId, ProcId, QDate, GlobalJobId and UidDomain are the schedd's to set, whatever
         the request says, and every attribute name must be a ClassAd identifier.
         """
         owner = request.identity.user
@@ -75,7 +75,8 @@ class ScheddRoutes:
             cluster = _from_ads(body)
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
-        cluster = owned_by(_bad_request(checked_names, cluster), owner, request.identity.name)
+        cluster = owned_by(_bad_request(checked_names, cluster), owner, request.identity.name,
+                           self._service.schedd.domain)
         try:
             stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
         except BadJobAdError as exc:

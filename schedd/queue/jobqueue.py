@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+import socket
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -34,7 +35,7 @@ QUEUE_FILE = "job_queue.sqlite3"
 #: Attributes no edit may change: the schedd alone sets them.
 PROTECTED_ATTRIBUTES = frozenset(name.lower() for name in (
     "ClusterId", "ProcId", "Owner", "User", "JobStatus", "LastJobStatus", "EnteredCurrentStatus",
-    "GlobalJobId", "MyType", "QDate", "NumHolds", "NumHoldsByReason"))
+    "GlobalJobId", "MyType", "QDate", "NumHolds", "NumHoldsByReason", "UidDomain"))
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -78,10 +79,12 @@ class JobQueue:
 
     def __init__(self, spool: str | os.PathLike | None, clock: ClockLike, *,
                  history_max_jobs: int | None = None, history_max_age: float | None = None,
-                 synchronous: str = "NORMAL") -> None:
+                 synchronous: str = "NORMAL", schedd_name: str | None = None) -> None:
         path = None if spool is None else os.path.join(os.fspath(spool), QUEUE_FILE)
         self.db = QueueDatabase(path, synchronous=synchronous)
         self.clock = clock
+        #: The schedd's Name, the first part of every job's GlobalJobId.
+        self.schedd_name = schedd_name or socket.gethostname()
         from schedd.history import History
         self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
         self._cluster_cache: dict[int, Entries] = {}
@@ -116,15 +119,17 @@ class JobQueue:
             cluster_id = self.db.allocate_cluster_id()
             common["ClusterId"] = cluster_id
             self.db.insert_cluster(cluster_id, encode_ad(common))
-            common_status, common_owner = common.evaluate("JobStatus"), common.evaluate("Owner")
-            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common_status, common_owner))
+            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common))
         return cluster_id
 
-    @staticmethod
-    def _proc_rows(cluster_id: int, procs: list[ClassAd], status: object, owner: object):
+    def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd):
+        status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
         for proc_id, proc in enumerate(procs):
             diff = proc.copy()
             diff["ProcId"] = proc_id
+            proc_qdate = diff.evaluate("QDate") if "QDate" in diff else qdate
+            # HTCondor's form: schedd name, job id and submit time
+            diff["GlobalJobId"] = f"{self.schedd_name}#{cluster_id}.{proc_id}#{proc_qdate}"
             proc_status = diff.evaluate("JobStatus") if "JobStatus" in diff else status
             proc_owner = diff.evaluate("Owner") if "Owner" in diff else owner
             if type(proc_status) is not int or not 1 <= proc_status <= 7:

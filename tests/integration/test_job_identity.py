@@ -111,7 +111,6 @@ def running_sandbox(pool, marker: str) -> Path | None:
 def test_a_job_runs_as_its_owner_and_reaches_nothing_private(root_pool, local_user, submit_dir):
     """The owner's uid; the key, the tokens, the execute directory's listing and another
     job's sandbox are all refused."""
-    uid_domain = root_pool["config"].param("UID_DOMAIN")
     # another job, of root's (so it runs as nobody), holding a secret in its sandbox
     other_dir = submit_dir()
     (other_dir / "secret.txt").write_text("the other job's secret\n")
@@ -127,7 +126,7 @@ def test_a_job_runs_as_its_owner_and_reaches_nothing_private(root_pool, local_us
     (mine / "probe.sh").chmod(0o755)
     env = token_env(root_pool, local_user.pw_name, mine)
     submit(env, mine, f'executable = probe.sh\noutput = probe.out\nerror = probe.err\n'
-           f'+UidDomain = "{uid_domain}"\nrequest_memory = 64M\nqueue\n')
+           'request_memory = 64M\nqueue\n')
     report = wait_for(lambda: "done" in _text(mine / "probe.out") and _text(mine / "probe.out"), timeout=90)
     found = dict(line.split(":", 1) for line in report.split() if ":" in line)
     assert found["uid"] == str(local_user.pw_uid), report
@@ -142,8 +141,7 @@ def test_an_owner_without_a_local_account_runs_as_nobody(root_pool, tmp_path, su
     ghost = f"ghost_{secrets.token_hex(3)}"
     where = submit_dir()
     submit(token_env(root_pool, ghost, tmp_path), where,
-           f'executable = /usr/bin/id\narguments = -u\n+UidDomain = "{root_pool["config"].param("UID_DOMAIN")}"\n'
-           "request_memory = 64M\nqueue\n")
+           'executable = /usr/bin/id\narguments = -u\nrequest_memory = 64M\nqueue\n')
     line = wait_for(lambda: re.search(rf"job (\d+)\.0 runs as (\S+) \(uid (\d+)\).*{ghost}", startd_log(root_pool)),
                     timeout=90)
     assert (line.group(2), int(line.group(3))) == ("nobody", NOBODY_UID)

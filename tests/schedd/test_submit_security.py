@@ -5,6 +5,7 @@ never taken from a client."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -80,15 +81,18 @@ def test_an_ad_with_a_name_that_is_not_an_identifier_is_refused(call, body):
 def test_attributes_only_the_schedd_sets_are_never_taken_from_a_submitted_ad(call):
     """A cluster ad's User, Owner, ClusterId, QDate and GlobalJobId, and a proc's ProcId, are replaced."""
     body = {"cluster_ad": {"Cmd": "/bin/true", "User": "mallory@pool", "Owner": "mallory", "ClusterId": 77,
-                           "QDate": 1, "GlobalJobId": "forged#77.0#1", "JobStatus": 1},
+                           "QDate": 1, "GlobalJobId": "forged#77.0#1", "JobStatus": 1,
+                           "UidDomain": "victim.example"},
             "proc_ads": [{"ProcId": 9, "ClusterId": 78, "User": "mallory@pool"}]}
     response = call("/v1/jobs", body)
     assert response.status == 200, response.json()
     cluster = response.json()["cluster"]
     [ad] = call("/v1/jobs/query", {"projection": ["ClusterId", "ProcId", "User", "Owner", "QDate",
-                                                  "GlobalJobId"]}).lines()
+                                                  "GlobalJobId", "UidDomain"]}).lines()
     assert (ad["ClusterId"], ad["ProcId"], ad["User"], ad["Owner"]) == (cluster, 0, "alice@pool", "alice")
-    assert ad["QDate"] > 1 and ad.get("GlobalJobId") != "forged#77.0#1"
+    assert ad["QDate"] > 1
+    assert ad["GlobalJobId"] == f"{socket.gethostname()}#{cluster}.0#{ad['QDate']}"
+    assert ad["UidDomain"] not in ("victim.example", None)
 
 
 def test_a_description_cannot_set_user_or_cluster_id(call, tmp_path):
@@ -109,7 +113,7 @@ def test_edit_refuses_a_name_that_is_not_an_identifier(call, tmp_path):
     assert ad == {"Owner": "alice"}
 
 
-@pytest.mark.parametrize("attr", ["User", "ClusterId", "ProcId", "Owner", "QDate", "GlobalJobId"])
+@pytest.mark.parametrize("attr", ["User", "ClusterId", "ProcId", "Owner", "QDate", "GlobalJobId", "UidDomain"])
 def test_edit_refuses_the_attributes_the_schedd_sets(call, tmp_path, attr):
     submit(call, tmp_path, "executable = /bin/true\nqueue\n")
     response = call("/v1/jobs/edit", {"ids": ["1.0"], "attr": attr, "value": "1"})
