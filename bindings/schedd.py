@@ -14,7 +14,7 @@ from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.blocking_client import BlockingClient
 from schedd.intake import items_queue_args, with_queue_args
 from schedd.jobwire import job_from_wire
-from schedd.submit.clientside import for_schedd
+from schedd.submit.clientside import for_schedd, measured_sizes
 
 from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
@@ -139,7 +139,8 @@ class Schedd:
         elif count:
             text = with_queue_args(text, str(int(count)))
         here, environ = os.getcwd(), dict(os.environ)
-        body = {"description": for_schedd(text, cwd=here, environ=environ), "iwd": here, "environ": environ}
+        body = {"description": for_schedd(text, cwd=here, environ=environ), "iwd": here, "environ": environ,
+                "file_sizes": measured_sizes(text, cwd=here, environ=environ)}
         answer = self._client.call(api.SUBMIT, body)
         return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"],
                             job_from_wire(answer["cluster_ad"], "the cluster ad"))

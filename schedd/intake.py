@@ -20,6 +20,7 @@ from classad.expr import Literal
 from classad.values import UNDEFINED
 from schedd.queue import is_attribute_name
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description
+from schedd.submit.clientside import MAX_MEASURED_FILES
 from schedd.submit.cluster import DELETED, ExpandedCluster
 from schedd.submit.jobs import MAX_PROCS_PER_SUBMIT, classad_node
 
@@ -92,7 +93,7 @@ def _is_queue_line(line: str) -> bool:
 
 
 def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now: int,
-                       environ: Mapping[str, str]) -> ClusterToStore:
+                       environ: Mapping[str, str], file_sizes: Mapping[str, int] | None = None) -> ClusterToStore:
     """The one cluster a submit description makes (every queue statement's procs
     numbered on from the one before), for ``owner`` submitting from ``iwd``.
 
@@ -102,7 +103,7 @@ def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now:
     """
     description = parse_description(text, cwd=iwd, predefined=host_predefined(), self_contained=True)
     options = SubmitOptions(cluster_id=cluster_id, proc_id=0, qdate=now, owner=owner, cwd=iwd,
-                            environ=dict(environ), self_contained=True)
+                            environ=dict(environ), self_contained=True, file_sizes=dict(file_sizes or {}))
     expanded = [cluster for cluster in expand(description, options) if cluster.procs]
     if not expanded:
         raise IntakeError("the submit description queues no jobs (a queue statement with a count of 0 or no items)")
@@ -166,6 +167,23 @@ def checked_names(cluster: ClusterToStore) -> ClusterToStore:
                 raise IntakeError(f"{where}: {name!r} is not an attribute name (a letter or '_' followed by "
                                   f"letters, digits or '_')")
     return cluster
+
+
+def checked_file_sizes(sizes: object) -> dict[str, int]:
+    """The file sizes a client measured: absolute paths to KiB, at most
+    :data:`MAX_MEASURED_FILES` of them.
+
+    Raises:
+        IntakeError: not such a mapping.
+    """
+    if sizes is None:
+        return {}
+    if not isinstance(sizes, dict) or len(sizes) > MAX_MEASURED_FILES:
+        raise IntakeError(f"$.file_sizes: give at most {MAX_MEASURED_FILES} absolute paths with their sizes in KiB")
+    for path, kib in sizes.items():
+        if not os.path.isabs(path) or type(kib) is not int or not 0 <= kib < 2**53:
+            raise IntakeError(f"$.file_sizes: {path!r}: expected an absolute path with a size in KiB (0 or more)")
+    return sizes
 
 
 def checked_iwd(iwd: object) -> str:

@@ -16,7 +16,7 @@ from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from classad import quote as quote_string
 from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
-from schedd.intake import (ClusterToStore, IntakeError, checked_iwd, checked_names, expand_description,
+from schedd.intake import (ClusterToStore, IntakeError, checked_file_sizes, checked_iwd, checked_names, expand_description,
                            items_queue_args, owned_by, with_queue_args)
 from schedd.jobwire import WireAdError, job_from_wire, job_to_wire
 from schedd.queue import JobAction, JobSelection
@@ -66,7 +66,7 @@ class ScheddRoutes:
         body = request.json()
         queue = self._service.queue
         if "description" in body:
-            reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue"})
+            reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue", "file_sizes"})
             cluster_id = queue.db.peek_cluster_id()
             cluster = self._expanded(body, owner, cluster_id)
         elif "cluster_ad" in body:
@@ -91,6 +91,7 @@ class ScheddRoutes:
     def _expanded(self, body: dict, owner: str, cluster_id: int) -> ClusterToStore:
         text = take(body, "description", str)
         iwd = _bad_request(checked_iwd, body.get("iwd"))
+        file_sizes = _bad_request(checked_file_sizes, body.get("file_sizes"))
         count = take(body, "count", int, 0)
         if count < 0:
             raise BadRequest(f"$.count: must be 0 or more, got {count}")
@@ -107,7 +108,8 @@ class ScheddRoutes:
             text = with_queue_args(text, str(count))
         try:
             return expand_description(text, cluster_id=cluster_id, owner=owner, iwd=iwd,
-                                      now=now_from(self._service.clock), environ=environ)
+                                      now=now_from(self._service.clock), environ=environ,
+                                      file_sizes=file_sizes)
         except SubmitError as exc:
             raise BadRequest(f"submit description: {exc}") from None
         except IntakeError as exc:

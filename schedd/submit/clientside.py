@@ -15,7 +15,8 @@ import attrs
 from schedd.submit.cluster import BuildContext
 from schedd.submit.description import Command, Description, QueueStatement, parse_description
 from schedd.submit.errors import SubmitError
-from schedd.submit.jobs import SubmitOptions, expand, host_predefined, parse_statement
+from schedd.submit.jobad import file_kib, file_list
+from schedd.submit.jobs import SubmitOptions, expand, host_predefined, parse_statement, queue_statements
 from schedd.submit.macros import MacroScope, substitute_calls
 from schedd.submit.queue import QueueSpec, Row, item_rows, reads_host, split_row
 
@@ -150,4 +151,49 @@ def _env_written_in(text: str, scope: MacroScope) -> str:
     return substitute_calls(text, written) if "$" in text else text
 
 
-__all__ = ["for_schedd"]
+#: At most this many file sizes go with one submit.
+MAX_MEASURED_FILES = 1000
+
+
+def measured_sizes(text: str, *, cwd: str, environ: Mapping[str, str]) -> dict[str, int]:
+    """Sizes in KiB of the executable, ``input`` and ``transfer_input_files`` each queue
+    statement names, measured here as condor_submit measures them: the schedd never
+    looks at its own files for a client, so ``ExecutableSize``, ``ImageSize`` and
+    ``DiskUsage`` (hence the default ``RequestMemory`` and ``RequestDisk``) come from
+    these. Names that vary per proc (``$(Item)``) are left out and count 0."""
+    description = parse_description(text, cwd=cwd, predefined=host_predefined(), environ=environ)
+    here = os.path.abspath(cwd)
+    context = BuildContext(here, None, environ, host_predefined())
+    sizes: dict[str, int] = {}
+    for statement in queue_statements(description):
+        per_proc = {name.lower(): _PER_PROC for name in parse_statement(statement, context).variables}
+        scope = MacroScope({k: c.value for k, c in statement.commands.items()}, items=per_proc,
+                           live=dict.fromkeys(_LIVE_MACROS, _PER_PROC), predefined=host_predefined(),
+                           cwd=here, environ=environ)
+        iwd = os.path.join(here, _fixed_value(scope, "initialdir") or _fixed_value(scope, "initial_dir") or "")
+        named = [(here, _fixed_value(scope, "executable")), (iwd, _fixed_value(scope, "input"))]
+        named += [(iwd, name) for name in file_list(_fixed_value(scope, "transfer_input_files"))]
+        for base, name in named:
+            if name and "://" not in name and len(sizes) < MAX_MEASURED_FILES:
+                path = os.path.join(base, name)
+                sizes[path] = file_kib(path)
+    return sizes
+
+
+#: What a macro that differs from proc to proc stands for while measuring.
+_PER_PROC = "\x00per-proc\x00"
+_LIVE_MACROS = ("cluster", "clusterid", "process", "procid", "step", "jobid", "node", "itemindex", "row")
+
+
+def _fixed_value(scope: MacroScope, name: str) -> str | None:
+    """A command's value when it is the same for every proc, else None."""
+    try:
+        value = scope.value(name)
+    except SubmitError:
+        return None
+    if value is None or _PER_PROC in value:
+        return None
+    return value.strip()
+
+
+__all__ = ["for_schedd", "measured_sizes"]

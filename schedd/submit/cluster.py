@@ -75,6 +75,8 @@ class BuildContext:
     predefined: Mapping[str, str]
     #: the schedd's mode: no file, command or environment of the host is consulted
     self_contained: bool = False
+    #: in that mode, file sizes (KiB by absolute path) the submitting client measured
+    file_sizes: Mapping[str, int] = attrs.field(factory=dict)
 
 
 class ProcState:

@@ -157,9 +157,11 @@ def file_kib(path: str) -> int:
 
 
 def probed_kib(r: RuleReader, path: str) -> int:
-    """:func:`file_kib` on the submitting machine; 0 in the schedd, which does not
-    look at its own files for a client."""
-    return 0 if r.context.self_contained else file_kib(path)
+    """:func:`file_kib` on the submitting machine; in the schedd, which does not look
+    at its own files for a client, the size the client measured (else 0)."""
+    if r.context.self_contained:
+        return r.context.file_sizes.get(path, 0)
+    return file_kib(path)
 
 
 def iwd(r: RuleReader) -> None:

@@ -81,6 +81,8 @@ class SubmitOptions:
     environ: Mapping[str, str] = attrs.field(factory=lambda: dict(os.environ))
     #: the schedd's mode: refuse include, $ENV, and items from files, commands or globs
     self_contained: bool = False
+    #: in that mode, file sizes (KiB by absolute path) the submitting client measured
+    file_sizes: Mapping[str, int] = attrs.field(factory=dict)
 
 
 def warn_misspellings(description: Description) -> list[str]:
@@ -115,7 +117,7 @@ def expand(description: Description, options: SubmitOptions) -> list[ExpandedClu
     warn_misspellings(description)
     predefined = {**host_predefined(), **time_predefined(options.qdate)}
     context = BuildContext(os.path.abspath(options.cwd), options.owner, options.environ,
-                           predefined, options.self_contained)
+                           predefined, options.self_contained, options.file_sizes)
     planned = [_planned(statement, context) for statement in queue_statements(description)]
     total = 0
     for statement, spec, rows in planned:

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from schedd.submit.clientside import measured_sizes
+from schedd.submit.jobad import file_kib
 from tests.schedd.test_service import call, reactor, schedd, submit  # noqa: F401 (fixtures)
 
 SECRET = "DAEMON-TOKEN-0123456789abcdef"
@@ -118,3 +120,29 @@ def test_edit_refuses_the_attributes_the_schedd_sets(call, tmp_path, attr):
     submit(call, tmp_path, "executable = /bin/true\nqueue\n")
     response = call("/v1/jobs/edit", {"ids": ["1.0"], "attr": attr, "value": "1"})
     assert response.status == 403 and "protected" in response.json()["message"]
+
+
+def test_sizes_come_from_what_the_client_measured_never_from_the_schedds_files(call, tmp_path):
+    """The schedd does not stat its own files for a client: ExecutableSize, ImageSize and
+    DiskUsage come from the sizes the client measured (condor_submit's own job)."""
+    program, data = tmp_path / "prog", tmp_path / "data.bin"
+    program.write_bytes(b"x" * 5000)
+    data.write_bytes(b"y" * 3000)
+    text = "executable = prog\ntransfer_input_files = data.bin\nqueue\n"
+    submit(call, tmp_path, text)
+    sizes = measured_sizes(text, cwd=str(tmp_path), environ={})
+    assert sizes == {str(program): 5, str(data): 3}
+    submit(call, tmp_path, text, file_sizes=sizes)
+    ads = call("/v1/jobs/query", {"projection": ["ExecutableSize", "ImageSize", "DiskUsage"]}).lines()
+    assert [(ad["ExecutableSize"], ad["ImageSize"], ad["DiskUsage"]) for ad in ads] == [(0, 0, 0), (5, 5, 8)]
+
+
+def test_per_proc_file_names_are_not_measured():
+    text = "executable = /bin/true\ntransfer_input_files = in_$(Process).txt, $(x)\nqueue x in (a, b)\n"
+    assert measured_sizes(text, cwd="/", environ={}) == {"/bin/true": file_kib("/bin/true")}
+
+
+@pytest.mark.parametrize("sizes", [{"relative/path": 1}, {"/abs": -1}, {"/abs": "big"}, ["/abs"],
+                                   {f"/f{i}": 1 for i in range(1001)}])
+def test_bad_file_sizes_are_refused(call, tmp_path, sizes):
+    _refused(submit(call, tmp_path, "executable = /bin/true\nqueue\n", file_sizes=sizes), "$.file_sizes")
