@@ -343,13 +343,17 @@ class Prefilter:
 
 
 def _conjuncts(node):
-    while type(node) is Paren:
-        node = node.inner
-    if type(node) is Binary and node.op == "&&":
-        yield from _conjuncts(node.left)
-        yield from _conjuncts(node.right)
-    else:
-        yield node
+    """The clauses of a top-level ``&&`` chain, left to right, without recursion (a
+    machine list can be thousands of terms long)."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        while type(node) is Paren:
+            node = node.inner
+        if type(node) is Binary and node.op == "&&":
+            pending += (node.right, node.left)
+        else:
+            yield node
 
 
 def _slot_attr(job: ClassAd, node) -> str | None:

@@ -136,3 +136,15 @@ def test_slot_attributes_referenced_by_jobs_keep_slots_apart():
     slots = [static_slot(f"slot1@n{i}", extra=f'Machine = "n{i}"') for i in range(4)]
     ad = job(requirements='TARGET.Machine == "n2"')
     assert names(match_request(SlotPool(slots, [ad]), request_for(ad, 4), 4)) == ["slot1@n2"]
+
+
+def test_a_requirements_chain_of_five_thousand_terms_prefilters_and_matches():
+    """A machine list written as one long && chain is read clause by clause, not by
+    recursion (5,000 terms once overflowed the pre-filter)."""
+    chain = " && ".join(["TARGET.OpSys == \"LINUX\""] + [f'TARGET.Name != "busy{i}@a"' for i in range(5000)])
+    ad = job(requirements=chain)
+    clauses = build_prefilter(ad).clauses
+    assert ("opsys", "==", "LINUX") in {(c.attr, c.op, c.value) for c in clauses}
+    assert len(clauses) == 5001
+    slots = [static_slot("busy3@a"), static_slot("free@a")]
+    assert names(match_request(SlotPool(slots, [ad]), request_for(ad), 2)) == ["free@a"]
