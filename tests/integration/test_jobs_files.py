@@ -134,3 +134,28 @@ def test_an_output_that_is_not_a_sandbox_file_holds_the_job_naming_it(pool, tmp_
     ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), timeout=60)
     assert named in ad["HoldReason"]
     assert not (tmp_path / named).exists()
+
+
+@pytest.mark.parametrize("outputs, remaps, named", [
+    ("../x", "", "../x"),
+    ("/etc/hostname", "", "/etc/hostname"),
+])
+def test_an_output_pointing_out_of_the_sandbox_holds_the_job_naming_it(pool, tmp_path, monkeypatch,
+                                                                      outputs, remaps, named):
+    """`transfer_output_files = ../x` or an absolute output (names the sandbox cannot
+    hold) hold the job naming the path; nothing is written outside. (A remap may name
+    any path the owner may write, as in HTCondor: the schedd writes it as the owner.)"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.sh").write_text("#!/bin/sh\necho hi > out.txt\n")
+    (tmp_path / "job.sh").chmod(0o755)
+    remap_line = f'transfer_output_remaps = "{remaps}"\n' if remaps else ""
+    (tmp_path / "job.sub").write_text(
+        f"executable = job.sh\ntransfer_output_files = {outputs}\n{remap_line}should_transfer_files = YES\n"
+        "log = job.log\nrequest_memory = 64M\nqueue\n")
+    done = roost(pool["env"], "submit", str(tmp_path / "job.sub"), check=False)
+    if done.returncode != 0:  # refused at submit: as good, if it names the path
+        assert named in done.stderr + done.stdout
+        return
+    ad = wait_for(lambda: held_ad(htcondor.Schedd(), submitted_cluster(done)), timeout=60)
+    assert named in ad["HoldReason"], ad["HoldReason"]
+    assert not (tmp_path.parent.parent / "x").exists() and not (tmp_path.parent / "x").exists()
