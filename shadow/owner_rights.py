@@ -83,19 +83,35 @@ def input_touches_files(plan: InputPlan) -> bool:
 
 @contextlib.contextmanager
 def staging_directory(root: str | None, prefix: str, account: Account | None) -> Iterator[str]:
-    """A fresh directory under ``root`` (the system's temporary directory when None)
-    for one job's outputs on their way to URLs, owned by ``account`` and private to it,
-    so everything written there is written as the owner; removed afterwards.
-    ``root`` itself stays the schedd's."""
-    if root:
-        os.makedirs(root, exist_ok=True)
-    path = tempfile.mkdtemp(prefix=prefix, dir=root or None)
+    """A fresh directory for one job's outputs on their way to URLs, owned by
+    ``account`` and private to it, so everything written there is written as the
+    owner; removed afterwards. It goes under ``root`` (the spool, which stays the
+    schedd's) when the owner can reach it there, else under the system's temporary
+    directory: a root pool's spool is closed to everyone but root."""
+    path = _owned_directory(root, prefix, account)
+    if path is None:
+        path = _owned_directory(None, prefix, account)
     try:
-        if account is not None:
-            os.chown(path, account.uid, account.gid)
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _owned_directory(root: str | None, prefix: str, account: Account | None) -> str | None:
+    """A new directory under ``root`` handed to ``account``; None when the account
+    cannot reach it there."""
+    if root:
+        os.makedirs(root, exist_ok=True)
+    path = tempfile.mkdtemp(prefix=prefix, dir=root or None)
+    if account is None:
+        return path
+    os.chown(path, account.uid, account.gid)
+    try:
+        as_owner(account, os.stat, os.path.join(path, "."))
+    except PermissionError:
+        os.rmdir(path)
+        return None
+    return path
 
 
 def as_owner(account: Account | None, function: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:

@@ -146,19 +146,22 @@ def test_output_destination_file_url_into_a_root_only_directory_holds_the_job(ho
     assert not [name for name in os.listdir(tempfile.gettempdir()) if name.startswith(f"output-{job}-")]
 
 
-def test_outputs_land_owned_by_the_owner(host, queue, area, owner, tmp_path):
-    """stdout, a remap into a new directory and a file:// destination: all the owner's."""
+@pytest.mark.parametrize("spool_mode", [0o755, 0o700])
+def test_outputs_land_owned_by_the_owner(host, queue, area, owner, tmp_path, spool_mode):
+    """stdout, a remap into a new directory and a file:// destination: all the owner's,
+    whether or not the owner can reach the spool (a root pool's is 0700)."""
     home = area / "home"
     (home / "dest").mkdir()
     os.chown(home / "dest", owner.uid, owner.gid)
     job = submit_as(queue, owner.name, home, Out=str(home / "job.out"), TransferOutput="out,copy",
                     TransferOutputRemaps=f"out = made/final.txt; copy = file://{home / 'dest'}/copy")
     spool = area / "spool"  # the schedd's own, where outputs bound for URLs are staged
-    spool.mkdir(mode=0o755)
+    spool.mkdir(mode=spool_mode)
     answer = send_back(host, queue, job, tmp_path, str(spool), _condor_stdout="hello\n", out="result\n",
                        copy="again\n")
     assert answer["files"] == 3
     assert os.listdir(spool) == [] and os.stat(spool).st_uid == 0
+    assert not [name for name in os.listdir(tempfile.gettempdir()) if name.startswith(f"output-{job}-")]
     for path in (home / "job.out", home / "made", home / "made" / "final.txt", home / "dest" / "copy"):
         assert os.stat(path).st_uid == owner.uid, path
     assert (home / "made" / "final.txt").read_text() == "result\n"
