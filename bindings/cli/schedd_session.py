@@ -7,11 +7,8 @@ import getpass
 import sys
 from collections.abc import Callable
 
+from bindings.cli.options import UsageError
 from bindings.pool import NoPoolFound, find_pool, pool_token
-
-
-class UsageError(ValueError):
-    """The command line is not one the command understands."""
 
 
 def current_user(pool: str | None = None) -> str:

@@ -15,13 +15,14 @@ import time
 
 from attrs import define, field
 
+from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command
+from bindings.cli.options import UsageError as UsageError  # what parse_arguments raises
 from bindings.cli.status_format import (
     AutoformatOptions,
-    FormatError,
+    autoformat_options,
     chosen_display,
     compile_expression,
     plain_value,
-    read_autoformat,
 )
 from bindings.cli.status_tables import (
     JOB_TOTALS,
@@ -42,10 +43,6 @@ QUERY_FLAGS = {
 DISPLAY_FLAGS = {"-l": "long", "-long": "long", "-json": "json", "-compact": "compact", "-total": "total",
                  "-totals": "total"}
 USAGE = __doc__.split("\n\n", 1)[1]
-
-
-class UsageError(ValueError):
-    """The command line is not one roost status understands."""
 
 
 @define
@@ -76,57 +73,50 @@ def _name_test(name: str) -> str:
     return f"Name == {quoted} || Machine == {quoted} || regexp(\"@\" + {quoted} + \"$\", Name)"
 
 
+COMMAND = CommandLine("roost status", "usage: roost status [options] [name ...]\n\n" + USAGE, [
+    *(Option(flag) for flag in QUERY_FLAGS), *(Option(flag) for flag in DISPLAY_FLAGS),
+    Option("-constraint", 1), Option("-pool", 1), Option("-wide"), Option("-format", 2),
+    Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
+])
+
+
 def parse_arguments(argv: list[str]) -> StatusRequest:
     """The request of command line ``argv``.
 
     Raises:
         UsageError: an unknown option, or an option missing its argument.
     """
-    request = StatusRequest()
-    args = list(argv)
-    index = 0
+    return request_of(COMMAND.read(argv))
 
-    def value(option: str) -> str:
-        nonlocal index
-        if index + 1 >= len(args):
-            raise UsageError(f"{option} needs an argument")
-        index += 1
-        return args[index]
 
-    while index < len(args):
-        arg = args[index]
-        lower = arg.lower() if arg.startswith("-") else arg
-        if lower.startswith("--"):
-            lower = lower[1:]
-        if lower in ("-h", "-help"):
-            request.help = True
-        elif lower in QUERY_FLAGS:
-            request.ad_type = QUERY_FLAGS[lower]
-        elif lower in DISPLAY_FLAGS:
-            request.display = DISPLAY_FLAGS[lower]
-        elif lower in ("-constraint", "-const"):
-            request.constraints.append(value(arg))
-        elif lower == "-pool":
-            request.pool = value(arg)
-        elif lower == "-wide":
-            request.wide = True
-        elif lower == "-format":
-            fmt = value(arg)
-            request.formats.append((fmt, value(arg)))
-            request.display = "format"
-        elif lower.split(":", 1)[0] in ("-af", "-autoformat"):
-            try:
-                request.autoformat_options, attributes, index = read_autoformat(args, index)
-            except FormatError as exc:
-                raise UsageError(str(exc)) from None
-            request.autoformat.extend(attributes)
-            request.display = "autoformat"
-        elif arg.startswith("-"):
-            raise UsageError(f"unknown option {arg}; run `roost status -help` for the options")
-        else:
-            request.names.append(arg)
-        index += 1
+def request_of(reading: Reading) -> StatusRequest:
+    """The request a read command line makes."""
+    request = StatusRequest(names=list(reading.operands), help=reading.help)
+    for given in reading.options:
+        _take(request, given)
     return request
+
+
+def _take(request: StatusRequest, given: Given) -> None:
+    """Fold one option into ``request``."""
+    name = given.name
+    if name in QUERY_FLAGS:
+        request.ad_type = QUERY_FLAGS[name]
+    elif name in DISPLAY_FLAGS:
+        request.display = DISPLAY_FLAGS[name]
+    elif name == "-constraint":
+        request.constraints.append(given.value)
+    elif name == "-pool":
+        request.pool = given.value
+    elif name == "-wide":
+        request.wide = True
+    elif name == "-format":
+        request.formats.append(given.values)
+        request.display = "format"
+    else:
+        request.autoformat_options = autoformat_options(given)
+        request.autoformat.extend(given.values)
+        request.display = "autoformat"
 
 
 def render(request: StatusRequest, ads: list, now: float) -> str:
@@ -170,18 +160,14 @@ def sort_key(ad) -> tuple:
 
 
 def main(argv: list[str]) -> int:
-    """Run ``roost status``; 0 on success, 1 on an error it explains in one line."""
+    """Run ``roost status``; 0 on success, 1 on an error it explains in one line, 2 for a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: _run(request_of(reading)))
+
+
+def _run(request: StatusRequest) -> int:
     from bindings.cli.schedd_session import run_reporting
     from bindings.collector import Collector
 
-    try:
-        request = parse_arguments(argv)
-    except UsageError as exc:
-        print(f"roost status: {exc}", file=sys.stderr)
-        return 1
-    if request.help:
-        print("usage: roost status [options] [name ...]\n\n" + USAGE)
-        return 0
     def work() -> int:
         check_expressions(request)
         ads = Collector(request.pool).query(request.ad_type, request.constraint())

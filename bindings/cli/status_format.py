@@ -1,6 +1,8 @@
-"""The script-readable outputs of ``roost status`` (shared by ``roost q`` later):
-``-autoformat`` with its ``:lhVr,tng`` options, printf-style ``-format``, ``-long``
-and ``-json``. Pure functions from ClassAds to text."""
+"""The script-readable outputs that ``roost status``, ``roost q`` and ``roost history``
+share: ``-autoformat`` with its ``:lhVr,tng`` qualifiers, printf-style ``-format``,
+``-long`` and ``-json``, as pure functions from ClassAds to text; and
+:func:`chosen_display`, which picks among them for a command's request. The tables
+of each command live beside it (``status_tables``, ``q_tables``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import classad
 from attrs import frozen
 from classad.unparse import quote_string, unparse_value
 from classad.values import Value
+
+from bindings.cli.options import Given, UsageError
 
 _CONVERSION = re.compile(r"%(?P<flags>[-+ 0#]*)(?P<width>\d*)(?:\.(?P<precision>\d+))?(?P<kind>[sdifgeExXoucvVr])")
 _ESCAPES = {"\\n": "\n", "\\t": "\t", "\\\\": "\\"}
@@ -205,22 +209,16 @@ def json_form(ads: list) -> str:
     return "[\n" + ",\n".join(ad.printJson().strip() for ad in ads) + "\n]\n"
 
 
-def read_autoformat(args: list[str], index: int) -> tuple[AutoformatOptions, list[str], int]:
-    """``-af[:qualifiers] ATTR...`` at ``args[index]``: its options, its attributes, and
-    the index of the last word it took.
+def autoformat_options(given: Given) -> AutoformatOptions:
+    """The options of an ``-af[:qualifiers]`` as read from a command line.
 
     Raises:
-        FormatError: unknown qualifiers, or no attribute after the option.
+        UsageError: unknown qualifiers, or a pair HTCondor forbids.
     """
-    arg = args[index]
-    options = AutoformatOptions.parse(arg.split(":", 1)[1] if ":" in arg else "")
-    attributes = []
-    while index + 1 < len(args) and not args[index + 1].startswith("-"):
-        index += 1
-        attributes.append(args[index])
-    if not attributes:
-        raise FormatError(f"{arg} needs at least one attribute")
-    return options, attributes, index
+    try:
+        return AutoformatOptions.parse(given.qualifiers)
+    except FormatError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def chosen_display(request, ads: list) -> str | None:
