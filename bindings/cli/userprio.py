@@ -16,13 +16,11 @@ import time
 
 from attrs import define
 
+from bindings.cli.options import CommandLine, Given, Option, Reading, UsageError, run_command
+
 ACTIVE_SECONDS = 86400
 USAGE = __doc__.split("\n\n", 1)[1]
 RULE_CHAR = "-"
-
-
-class UsageError(ValueError):
-    """The command line is not one roost userprio understands."""
 
 
 @define
@@ -37,46 +35,52 @@ class UserprioRequest:
     help: bool = False
 
 
+COMMAND = CommandLine("roost userprio", "usage: roost userprio [options]\n\n" + USAGE, [
+    Option("-all"), Option("-allusers"), Option("-json"), Option("-pool", 1, needs="HOST:PORT"),
+    Option("-setfactor", 2, needs="USER FACTOR"), Option("-resetusage", 1, needs="USER"),
+])
+
+
 def parse_arguments(argv: list[str]) -> UserprioRequest:
     """The request of ``argv``; flags take one or two dashes, as condor_userprio's.
 
     Raises:
         UsageError: an unknown flag, or a flag without its values.
     """
-    request = UserprioRequest()
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        flag = "-" + arg.lstrip("-").lower()
-        if flag in ("-h", "-help"):
-            request.help = True
-        elif flag == "-all":
+    return request_of(COMMAND.read(argv))
+
+
+def request_of(reading: Reading) -> UserprioRequest:
+    """The request a read command line makes.
+
+    Raises:
+        UsageError: an operand (condor_userprio takes none), or a factor that is not a number.
+    """
+    if reading.operands:
+        raise UsageError(f"unexpected argument {reading.operands[0]!r}")
+    request = UserprioRequest(help=reading.help)
+    for given in reading.options:
+        if given.name == "-all":
             request.display = "all"
-        elif flag == "-allusers":
+        elif given.name == "-allusers":
             request.all_users = True
-        elif flag == "-json":
+        elif given.name == "-json":
             request.display = "json"
-        elif flag == "-pool":
-            request.pool = _value(args, flag, "HOST:PORT")
-        elif flag == "-setfactor":
-            user = _value(args, flag, "USER FACTOR")
-            text = _value(args, flag, "USER FACTOR")
-            try:
-                factor = float(text)
-            except ValueError:
-                raise UsageError(f"-setfactor {user} {text}: the factor must be a number of at least 1") from None
-            request.set_factor = (user, factor)
-        elif flag == "-resetusage":
-            request.reset_usage = _value(args, flag, "USER")
+        elif given.name == "-pool":
+            request.pool = given.value
+        elif given.name == "-setfactor":
+            request.set_factor = (given.values[0], _factor(given))
         else:
-            raise UsageError(f"unknown option {arg!r} (try -help)")
+            request.reset_usage = given.value
     return request
 
 
-def _value(args: list[str], flag: str, what: str) -> str:
-    if not args or args[0].startswith("-"):
-        raise UsageError(f"{flag} needs {what}")
-    return args.pop(0)
+def _factor(given: Given) -> float:
+    user, text = given.values
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"-setfactor {user} {text}: the factor must be a number of at least 1") from None
 
 
 # --- rendering -------------------------------------------------------------------
@@ -188,17 +192,13 @@ def run(request: UserprioRequest) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """Run ``roost userprio``; 0 on success, 1 on an error it explains in one line."""
+    """Run ``roost userprio``; 0 on success, 1 on an error it explains in one line, 2 for a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: _run(request_of(reading)))
+
+
+def _run(request: UserprioRequest) -> int:
     from bindings.cli.schedd_session import run_reporting
 
-    try:
-        request = parse_arguments(argv)
-    except UsageError as exc:
-        print(f"roost userprio: {exc}", file=sys.stderr)
-        return 1
-    if request.help:
-        print("usage: roost userprio [options]\n\n" + USAGE)
-        return 0
     def work() -> int:
         sys.stdout.write(run(request))
         return 0
