@@ -214,6 +214,8 @@ def run_command(command: CommandLine, argv: list[str], work: Callable[[Reading],
 
 
 def usage_failure(command: CommandLine, error: UsageError) -> int:
-    """Report ``error`` as every command does: one line, then the usage, on stderr; 2."""
-    print(f"{command.prog}: {error}\n\n{command.usage.rstrip(chr(10))}", file=sys.stderr)
+    """Report ``error`` as every command does, on stderr: the line naming what is wrong,
+    the usage line, and where the options are listed; 2."""
+    usage_line = command.usage.strip().splitlines()[0]
+    print(f"{command.prog}: {error}\n{usage_line}\n(`{command.prog} -help` lists the options)", file=sys.stderr)
     return USAGE_EXIT

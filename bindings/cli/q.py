@@ -1,6 +1,7 @@
 """``roost q`` (condor_q): show jobs in the queue, grouped in batches by default,
 one line per job with ``-nobatch``, with hold reasons (``-hold``) or hosts (``-run``),
-or in a script-readable form (``-af``, ``-format``, ``-l``, ``-json``)."""
+or in a script-readable form (``-af``, ``-format``, ``-l``, ``-json``); ``-analyze``
+and ``-better-analyze`` hand the request to :mod:`bindings.cli.analyze`."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import socket
 import sys
 import time
 
+import classad
 from attrs import define, field
 
+from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command, whole_number
 from bindings.cli.q_tables import (TABLE_ATTRIBUTES, batch_table, hold_table, nobatch_table, run_table,
                                    schedd_banner, totals_line)
-from bindings.cli.schedd_session import UsageError, current_user, normalized, option_value, run_reporting
-from bindings.cli.status_format import AutoformatOptions, FormatError, chosen_display, read_autoformat
+from bindings.cli.schedd_session import current_user, located_schedd, run_reporting
+from bindings.cli.status_format import AutoformatOptions, autoformat_options, chosen_display
 
 USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
 
@@ -30,6 +33,9 @@ USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
   -json               job ads as JSON
   -limit N            at most N jobs
   -pool HOST:PORT     the pool whose schedd to ask
+  -name NAME          the schedd of that name (as the collector knows it)
+  -analyze            why the chosen jobs do not run, in short
+  -better-analyze     the same, with each Requirements clause counted against the slots
 """
 
 
@@ -48,26 +54,23 @@ class QueueRequest:
     all_users: bool = False
     limit: int = -1
     pool: str | None = None
-    help: bool = False
+    name: str | None = None
+    analysis: str | None = None
 
     def constraint(self, me: str) -> str:
         """Every restriction as one expression; only ``me``'s jobs unless owners,
         ids or ``-allusers`` say otherwise."""
         parts = [f"({text})" for text in self.constraints]
-        picks = [f"Owner == {_quoted(owner)}" for owner in self.owners] + [_id_test(text) for text in self.ids]
+        picks = [f"Owner == {classad.quote(owner)}" for owner in self.owners] + [_id_test(text) for text in self.ids]
         if picks:
             parts.append("(" + " || ".join(picks) + ")")
         elif not self.all_users:
-            parts.append(f"Owner == {_quoted(me)}")
+            parts.append(f"Owner == {classad.quote(me)}")
         if self.display == "hold":
             parts.append("JobStatus == 5")
         elif self.display == "run":
             parts.append("(JobStatus == 2 || JobStatus == 6 || JobStatus == 7)")
         return " && ".join(parts) or "true"
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _id_test(text: str) -> str:
@@ -81,7 +84,15 @@ def _is_id(text: str) -> bool:
 
 
 DISPLAYS = {"-nobatch": "nobatch", "-batch": "batch", "-dag": "batch", "-hold": "hold", "-run": "run",
-            "-l": "long", "-long": "long", "-json": "json"}
+            "-long": "long", "-json": "json"}
+ANALYSES = {"-analyze": "short", "-better-analyze": "better"}
+COMMAND = CommandLine("roost q", USAGE, [
+    *(Option(flag) for flag in DISPLAYS if flag != "-long"), Option("-long", aliases=("-l",)),
+    Option("-analyze", aliases=("-analyse",)), Option("-better-analyze", aliases=("-better-analyse",)),
+    Option("-totals"), Option("-allusers", aliases=("-all",)), Option("-constraint", 1), Option("-pool", 1),
+    Option("-name", 1), Option("-global"), Option("-limit", 1), Option("-format", 2),
+    Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
+])
 
 
 def parse_arguments(argv: list[str]) -> QueueRequest:
@@ -90,52 +101,41 @@ def parse_arguments(argv: list[str]) -> QueueRequest:
     Raises:
         UsageError: an unknown option, or one missing its argument.
     """
-    request = QueueRequest()
-    args, index = list(argv), 0
-    while index < len(args):
-        arg = args[index]
-        option = normalized(arg) if arg.startswith("-") else None
-        if option in ("-h", "-help"):
-            request.help = True
-        elif option in DISPLAYS:
-            request.display = DISPLAYS[option]
-        elif option == "-totals":
-            request.totals_only = True
-        elif option in ("-allusers", "-all"):
-            request.all_users = True
-        elif option in ("-constraint", "-const"):
-            text, index = option_value(args, index, arg)
-            request.constraints.append(text)
-        elif option == "-pool":
-            request.pool, index = option_value(args, index, arg)
-        elif option in ("-name", "-global"):
-            if option == "-name":
-                _, index = option_value(args, index, arg)
-        elif option == "-limit":
-            text, index = option_value(args, index, arg)
-            if not text.isdigit():
-                raise UsageError(f"-limit needs a whole number, got {text!r}")
-            request.limit = int(text)
-        elif option == "-format":
-            fmt, index = option_value(args, index, arg)
-            expr, index = option_value(args, index, arg)
-            request.formats.append((fmt, expr))
-            request.display = "format"
-        elif option is not None and option.split(":", 1)[0] in ("-af", "-autoformat"):
-            try:
-                request.autoformat_options, attributes, index = read_autoformat(args, index)
-            except FormatError as exc:
-                raise UsageError(str(exc)) from None
-            request.autoformat.extend(attributes)
-            request.display = "autoformat"
-        elif option is not None:
-            raise UsageError(f"unknown option {arg}; run `roost q -help` for the options")
-        elif _is_id(arg):
-            request.ids.append(arg)
-        else:
-            request.owners.append(arg)
-        index += 1
+    return request_of(COMMAND.read(argv))
+
+
+def request_of(reading: Reading) -> QueueRequest:
+    """The request a read command line makes; operands are job ids or owners."""
+    request = QueueRequest(owners=[arg for arg in reading.operands if not _is_id(arg)],
+                           ids=[arg for arg in reading.operands if _is_id(arg)])
+    for given in reading.options:
+        _take(request, given)
     return request
+
+
+def _take(request: QueueRequest, given: Given) -> None:
+    """Fold one option into ``request``."""
+    name = given.name
+    if name in DISPLAYS:
+        request.display = DISPLAYS[name]
+    elif name in ANALYSES:
+        if request.analysis != "better":  # -better-analyze wins over -analyze, in either order
+            request.analysis = ANALYSES[name]
+    elif name in ("-totals", "-allusers"):
+        setattr(request, {"-totals": "totals_only", "-allusers": "all_users"}[name], True)
+    elif name == "-constraint":
+        request.constraints.append(given.value)
+    elif name in ("-pool", "-name"):
+        setattr(request, name[1:], given.value)
+    elif name == "-limit":
+        request.limit = whole_number(given)
+    elif name == "-format":
+        request.formats.append(given.values)
+        request.display = "format"
+    elif name == "-autoformat":
+        request.autoformat_options = autoformat_options(given)
+        request.autoformat.extend(given.values)
+        request.display = "autoformat"
 
 
 def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: str, now: float) -> str:
@@ -156,22 +156,20 @@ def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: st
 
 
 def main(argv: list[str]) -> int:
-    """Run ``roost q``; 0 on success, 1 on an error it explains in one line."""
+    """Run ``roost q``; 0 on success, 1 on an error it explains in one line, 2 for a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: _dispatch(request_of(reading)))
+
+
+def _dispatch(request: QueueRequest) -> int:
     from bindings.cli import analyze
 
-    if analyze.wants_analysis(argv):
-        return analyze.main(argv)
-    return run_reporting("roost q", lambda: _run(argv))
+    if request.analysis is not None:
+        return run_reporting("roost q", lambda: analyze.run(request))
+    return run_reporting("roost q", lambda: _run(request))
 
 
-def _run(argv: list[str]) -> int:
-    from bindings.schedd import Schedd
-
-    request = parse_arguments(argv)
-    if request.help:
-        print(USAGE, end="")
-        return 0
-    schedd = Schedd(pool=request.pool)
+def _run(request: QueueRequest) -> int:
+    schedd = located_schedd(request.pool, request.name)
     me = current_user(request.pool)
     tables = request.display in ("batch", "nobatch", "hold", "run")
     projection = TABLE_ATTRIBUTES if tables else []

@@ -24,6 +24,22 @@ def current_user(pool: str | None = None) -> str:
     return getpass.getuser()
 
 
+def located_schedd(pool: str | None, name: str | None):
+    """The pool's schedd, or the one the collector knows as ``name`` (``-name``).
+
+    Raises:
+        ValueError: the collector knows no schedd of that name.
+    """
+    from bindings.schedd import Schedd
+
+    if name is None:
+        return Schedd(pool=pool)
+    from bindings.collector import Collector
+    from bindings.enums import DaemonType
+
+    return Schedd(Collector(pool).locate(DaemonType.Schedd, name), pool=pool)
+
+
 def run_reporting(prog: str, work: Callable[[], int], daemon: str = "schedd",
                   unreachable_hint: str = "is the pool up? `roost pool status` tells",
                   forbidden_hint: str = "") -> int:
