@@ -7,11 +7,27 @@ from __future__ import annotations
 import os
 import sys
 
+import classad
+
+from bindings.cli.options import WORDS, CommandLine, Option, Reading, run_command, whole_number
 from bindings.cli.q_tables import STATUS_LETTERS, run_time, short_time
-from bindings.cli.schedd_session import UsageError, normalized, option_value, run_reporting
-from bindings.cli.status_format import AutoformatOptions, FormatError, autoformat, json_form, long_form, read_autoformat
+from bindings.cli.schedd_session import run_reporting
+from bindings.cli.status_format import AutoformatOptions, autoformat, autoformat_options, json_form, long_form
 
 HEADING = " ID     OWNER          SUBMITTED   RUN_TIME     ST  COMPLETED   CMD"
+USAGE = """usage: roost history [options] [owner | cluster | cluster.proc ...]
+
+  -constraint EXPR    only jobs for which EXPR is true
+  -limit N, -match N  at most N jobs, newest first
+  -af[:lhVr,tng] A..  the values of attributes or expressions
+  -l, -long           whole job ads
+  -json               job ads as JSON
+  -pool HOST:PORT     the pool whose schedd to ask
+"""
+COMMAND = CommandLine("roost history", USAGE, [
+    Option("-limit", 1, aliases=("-match",)), Option("-constraint", 1), Option("-long", aliases=("-l",)),
+    Option("-json"), Option("-pool", 1), Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
+])
 
 
 def parse_arguments(argv: list[str]) -> dict:
@@ -20,45 +36,36 @@ def parse_arguments(argv: list[str]) -> dict:
     Raises:
         UsageError: an unknown option or a missing argument.
     """
+    return request_of(COMMAND.read(argv))
+
+
+def request_of(reading: Reading) -> dict:
+    """The request a read command line makes; operands are job ids or owners."""
     request = {"constraints": [], "match": -1, "display": "table", "af": [], "af_options": AutoformatOptions(),
-               "pool": None}
-    args, index = list(argv), 0
-    while index < len(args):
-        arg = args[index]
-        option = normalized(arg) if arg.startswith("-") else None
-        if option in ("-limit", "-match"):
-            text, index = option_value(args, index, arg)
-            if not text.isdigit():
-                raise UsageError(f"{arg} needs a whole number, got {text!r}")
-            request["match"] = int(text)
-        elif option in ("-constraint", "-const"):
-            text, index = option_value(args, index, arg)
-            request["constraints"].append(f"({text})")
-        elif option in ("-l", "-long"):
-            request["display"] = "long"
-        elif option == "-json":
-            request["display"] = "json"
-        elif option == "-pool":
-            request["pool"], index = option_value(args, index, arg)
-        elif option is not None and option.split(":", 1)[0] in ("-af", "-autoformat"):
-            try:
-                request["af_options"], attributes, index = read_autoformat(args, index)
-            except FormatError as exc:
-                raise UsageError(str(exc)) from None
-            request["af"].extend(attributes)
+               "pool": reading.last("-pool")}
+    for given in reading.options:
+        if given.name == "-limit":
+            request["match"] = whole_number(given)
+        elif given.name == "-constraint":
+            request["constraints"].append(f"({given.value})")
+        elif given.name in ("-long", "-json"):
+            request["display"] = given.name[1:]
+        elif given.name == "-autoformat":
+            request["af_options"] = autoformat_options(given)
+            request["af"].extend(given.values)
             request["display"] = "autoformat"
-        elif option is not None:
-            raise UsageError(f"unknown option {arg}; options: -limit N, -constraint EXPR, -af ATTR..., -l, -json")
-        else:
-            cluster, _, proc = arg.partition(".")
-            if cluster.isdigit() and proc.isdigit():
-                request["constraints"].append(f"(ClusterId == {cluster} && ProcId == {proc})")
-            elif cluster.isdigit() and not proc:
-                request["constraints"].append(f"ClusterId == {cluster}")
-            else:
-                request["constraints"].append(f'Owner == "{arg}"')
-        index += 1
+    request["constraints"] += [_operand_test(arg) for arg in reading.operands]
     return request
+
+
+def _operand_test(arg: str) -> str:
+    """The constraint an operand stands for: a cluster, a job, or an owner (quoted as a ClassAd string)."""
+    cluster, _, proc = arg.partition(".")
+    if cluster.isdigit() and proc.isdigit():
+        return f"(ClusterId == {cluster} && ProcId == {proc})"
+    if cluster.isdigit() and not proc:
+        return f"ClusterId == {cluster}"
+    return f"Owner == {classad.quote(arg)}"
 
 
 def table(ads: list) -> str:
@@ -75,13 +82,14 @@ def table(ads: list) -> str:
 
 
 def main(argv: list[str]) -> int:
-    return run_reporting("roost history", lambda: _run(argv))
+    """Run ``roost history``; 0 on success, 1 on an error it explains in one line, 2 for a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: run_reporting("roost history",
+                                                                    lambda: _run(request_of(reading))))
 
 
-def _run(argv: list[str]) -> int:
+def _run(request: dict) -> int:
     from bindings.schedd import Schedd
 
-    request = parse_arguments(argv)
     schedd = Schedd(pool=request["pool"])
     ads = list(schedd.history(" && ".join(request["constraints"]) or "true", [], request["match"]))
     display = request["display"]
