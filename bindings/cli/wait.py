@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from attrs import define, field
 
-from bindings.cli.schedd_session import UsageError, normalized, option_value, run_reporting
+from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command
+from bindings.cli.schedd_session import run_reporting
 
 BAR_WIDTH = 30
 
@@ -60,30 +61,37 @@ def follow(events: Iterable, progress: WaitProgress, job: tuple[int, int] | None
     return progress.done(job)
 
 
+USAGE = """usage: roost wait [options] LOGFILE [cluster[.proc]]
+
+  -wait SECONDS       give up after this long (exit status 2)
+  -status, -echo, -debug  accepted, as condor_wait's, and make no difference
+"""
+COMMAND = CommandLine("roost wait", USAGE, [Option("-wait", 1), Option("-status"), Option("-echo"),
+                                            Option("-debug")])
+
+
 def parse_arguments(argv: list[str]) -> tuple[str, float | None, tuple[int, int] | None]:
     """The log file, the time limit and the one job to wait for (if any).
 
     Raises:
         UsageError: no log file, or a bad -wait value or job id.
     """
-    args, index, limit, positional = list(argv), 0, None, []
-    while index < len(args):
-        arg = args[index]
-        if arg.startswith("-") and normalized(arg) == "-wait":
-            text, index = option_value(args, index, arg)
-            try:
-                limit = float(text)
-            except ValueError:
-                raise UsageError(f"-wait needs a number of seconds, got {text!r}") from None
-        elif arg.startswith("-") and normalized(arg) in ("-status", "-echo", "-debug"):
-            pass
-        elif arg.startswith("-"):
-            raise UsageError(f"unknown option {arg}; usage: roost wait [-wait SECONDS] LOGFILE [cluster.proc]")
-        else:
-            positional.append(arg)
-        index += 1
+    return wait_of(COMMAND.read(argv))
+
+
+def wait_of(reading: Reading) -> tuple[str, float | None, tuple[int, int] | None]:
+    """What a read command line waits for: the log file, the time limit and the job (if one).
+
+    Raises:
+        UsageError: no log file, or a bad -wait value or job id.
+    """
+    text, positional = reading.last("-wait"), reading.operands
+    try:
+        limit = None if text is None else float(text)
+    except ValueError:
+        raise UsageError(f"-wait needs a number of seconds, got {text!r}") from None
     if not positional or len(positional) > 2:
-        raise UsageError("usage: roost wait [-wait SECONDS] LOGFILE [cluster.proc]")
+        raise UsageError("name one event log (and at most one job)")
     job = None
     if len(positional) == 2:
         cluster, _, proc = positional[1].partition(".")
@@ -94,13 +102,17 @@ def parse_arguments(argv: list[str]) -> tuple[str, float | None, tuple[int, int]
 
 
 def main(argv: list[str]) -> int:
-    return run_reporting("roost wait", lambda: _run(argv))
+    """Run ``roost wait``: 0 all succeeded, 1 some did not (or an error), 2 time ran out or a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: _run(wait_of(reading)))
 
 
-def _run(argv: list[str]) -> int:
+def _run(what: tuple[str, float | None, tuple[int, int] | None]) -> int:
+    return run_reporting("roost wait", lambda: _follow(*what))
+
+
+def _follow(path: str, limit: float | None, job: tuple[int, int] | None) -> int:
     from bindings.eventlog import JobEventLog
 
-    path, limit, job = parse_arguments(argv)
     log = JobEventLog(path)
     progress = WaitProgress()
     interactive = sys.stderr.isatty()
