@@ -7,23 +7,24 @@ unexpanded text; ``-config`` lists the files that were read.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping
 
+from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command
 from daemoncore.config import Config, ConfigError, ConfigValue
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="roost config", description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", metavar="NAME", help="knobs to print (any case)")
-    parser.add_argument("-dump", "--dump", action="store_true", help="print every knob")
-    parser.add_argument("-v", "-verbose", "--verbose", action="store_true",
-                        help="also print each value's raw text")
-    parser.add_argument("-config", "--config", action="store_true", help="list the config files read")
-    parser.add_argument("-file", "--file", metavar="FILE", help="read FILE instead of $ROOST_CONFIG")
-    return parser
+USAGE = """usage: roost config [options] NAME ...
+
+  NAME                a knob to print (any case), with where it was set
+  -dump               print every knob
+  -v, -verbose        also print each value's raw, unexpanded text
+  -config             list the config files read
+  -file FILE          read FILE instead of $ROOST_CONFIG
+"""
+COMMAND = CommandLine("roost config", USAGE, [Option("-dump"), Option("-verbose", aliases=("-v",)),
+                                              Option("-config"), Option("-file", 1)])
 
 
 def format_value(value: ConfigValue, verbose: bool, with_origin: bool = True) -> list[str]:
@@ -40,39 +41,39 @@ def format_value(value: ConfigValue, verbose: bool, with_origin: bool = True) ->
 
 
 def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
-    """Run ``roost config`` with ``argv``; return 0, or 1 when a name is undefined or config is bad."""
-    args = _parser().parse_args(argv)
-    if not (args.names or args.dump or args.config):
-        _parser().print_usage(sys.stderr)
-        print("roost config: name a knob (roost config UPDATE_INTERVAL) or use -dump", file=sys.stderr)
-        return 2
+    """Run ``roost config`` with ``argv``; 0, 1 when a name is undefined or config is bad, 2 for a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: _run(reading, os.environ if env is None else env))
+
+
+def _run(reading: Reading, env: Mapping[str, str]) -> int:
+    if not (reading.operands or reading.given("-dump") or reading.given("-config")):
+        raise UsageError("name a knob (roost config UPDATE_INTERVAL) or use -dump")
     try:
-        config = Config.load(args.file, os.environ if env is None else env)
-        return _print(config, args)
+        config = Config.load(reading.last("-file"), env)
+        return _print(config, reading)
     except ConfigError as err:
         print(f"roost config: {err}", file=sys.stderr)
         return 1
 
 
-def _print(config: Config, args: argparse.Namespace) -> int:
-    if args.config:
+def _print(config: Config, reading: Reading) -> int:
+    verbose = reading.given("-verbose")
+    if reading.given("-config"):
         print("\n".join(["# config files read:"] + [f"#   {path}" for path in config.sources]))
-    if args.dump:
+    if reading.given("-dump"):
         for value in config.values():
-            print("\n".join(format_value(value, args.verbose, with_origin=args.verbose)))
+            print("\n".join(format_value(value, verbose, with_origin=verbose)))
     status = 0
-    for name in args.names:
+    for name in reading.operands:
         value = config.lookup(name)
         if value is None:
             print(f"roost config: {name} is not defined", file=sys.stderr)
             status = 1
         else:
-            print("\n".join(format_value(value, args.verbose)))
+            print("\n".join(format_value(value, verbose)))
     return status
 
 
 def condor_config_val() -> int:
     """The ``condor_config_val`` console entry point."""
-    import sys
-
     return main(sys.argv[1:])
