@@ -6,34 +6,65 @@ and globs are expanded here, as the user; the schedd gets the items inline."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 
+from attrs import frozen
+
+from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command, whole_number
 from bindings.submit import Submit
 from schedd.submit import SubmitError
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="roost submit", description=__doc__.splitlines()[0])
-    parser.add_argument("file", metavar="FILE", help="the submit description file")
-    parser.add_argument("-dry-run", "--dry-run", dest="dry_run", action="store_true",
-                        help="print the job ads instead of submitting them")
-    parser.add_argument("-json", "--json", dest="json", action="store_true",
-                        help="print the ads as a JSON list")
-    parser.add_argument("-cluster", "--cluster", type=int, default=1,
-                        help="cluster id to number the dry-run ads with (default 1)")
-    parser.add_argument("-append", "--append", "-a", dest="append", action="append", default=[],
-                        metavar="COMMAND", help="add a submit command before the queue statement (repeatable)")
-    parser.add_argument("-queue", "--queue", "-q", dest="queue", metavar="ARGS",
-                        help="replace the file's queue statements with `queue ARGS`")
-    parser.add_argument("-batch-name", "--batch-name", "-batch_name", dest="batch_name", metavar="NAME",
-                        help="the batch name roost q groups these jobs under")
-    parser.add_argument("-terse", "--terse", action="store_true", help="print only the job ids (C.first - C.last)")
-    parser.add_argument("-spool", "--spool", action="store_true",
-                        help="accepted for compatibility: the schedd reads input from the submit directory")
-    parser.add_argument("-pool", "--pool", help="the pool whose schedd to submit to")
-    return parser
+USAGE = """usage: roost submit [options] FILE
+
+  -dry-run            print the job ads instead of submitting them
+  -json               with -dry-run, print the ads as a JSON list
+  -cluster N          the cluster id to number the dry-run ads with (default 1)
+  -a, -append CMD     add a submit command before the queue statement (repeatable)
+  -q, -queue ARGS     replace the file's queue statements with `queue ARGS`
+  -batch-name NAME    the batch name roost q groups these jobs under
+  -terse              print only the job ids (C.first - C.last)
+  -spool              accepted: the schedd reads input from the submit directory
+  -pool HOST:PORT     the pool whose schedd to submit to
+"""
+COMMAND = CommandLine("roost submit", USAGE, [
+    Option("-dry-run"), Option("-json"), Option("-cluster", 1), Option("-append", 1, aliases=("-a",)),
+    Option("-queue", 1, aliases=("-q",)), Option("-batch-name", 1, aliases=("-batch_name",)), Option("-terse"),
+    Option("-spool"), Option("-pool", 1),
+])
+
+
+@frozen
+class SubmitRequest:
+    """What a ``roost submit`` command line asks for."""
+
+    file: str
+    dry_run: bool = False
+    json: bool = False
+    cluster: int = 1
+    append: tuple[str, ...] = ()
+    queue: str | None = None
+    batch_name: str | None = None
+    terse: bool = False
+    pool: str | None = None
+
+
+def request_of(reading: Reading) -> SubmitRequest:
+    """The request a read command line makes.
+
+    Raises:
+        UsageError: not exactly one submit file, or a -cluster that is not a whole number.
+    """
+    if len(reading.operands) != 1:
+        raise UsageError("name one submit description file" if not reading.operands
+                         else f"one submit file at a time (got {', '.join(reading.operands)})")
+    cluster = [whole_number(given) for given in reading.options if given.name == "-cluster"]
+    return SubmitRequest(reading.operands[0], reading.given("-dry-run"), reading.given("-json"),
+                         cluster[-1] if cluster else 1,
+                         tuple(given.value for given in reading.options if given.name == "-append"),
+                         reading.last("-queue"), reading.last("-batch-name"), reading.given("-terse"),
+                         reading.last("-pool"))
 
 
 def edited_description(text: str, append: list[str], queue: str | None, batch_name: str | None) -> str:
@@ -57,7 +88,7 @@ def submit_report(cluster: int, first: int, count: int, terse: bool) -> str:
     return f"Submitting job(s){'.' * count}\n{count} job(s) submitted to cluster {cluster}.\n"
 
 
-def _submit(args, text: str) -> int:
+def _submit(args: SubmitRequest, text: str) -> int:
     from bindings.cli.schedd_session import run_reporting
     from bindings.schedd import Schedd
     from daemoncore.wire.errors import RemoteError
@@ -88,7 +119,11 @@ def _warning_printer(path: str):
 
 
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    """Run ``roost submit``; 0 on success, 1 on an error it explains, 2 for a bad command line."""
+    return run_command(COMMAND, argv, lambda reading: _run(request_of(reading)))
+
+
+def _run(args: SubmitRequest) -> int:
     try:
         with open(args.file, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
