@@ -197,6 +197,44 @@ def whole_number(given: Given) -> int:
     return int(given.value)
 
 
+def seconds(given: Given) -> float:
+    """The value of ``given`` as a number of seconds.
+
+    Raises:
+        UsageError: it is not a number.
+    """
+    try:
+        return float(given.value)
+    except ValueError:
+        raise UsageError(f"{given.spelled} needs a number of seconds, got {given.value!r}") from None
+
+
+@frozen
+class Subcommand:
+    """One subcommand of a command such as ``roost pool``: its options, one-line help, and what runs it."""
+
+    line: CommandLine
+    summary: str
+    work: Callable[[Reading], int]
+
+
+def run_subcommands(prog: str, subcommands: dict[str, Subcommand], argv: list[str]) -> int:
+    """Run the subcommand ``argv[0]`` names with the rest of ``argv``, as :func:`run_command`
+    runs a command; ``prog -help`` lists the subcommands."""
+    names = " | ".join(subcommands)
+    usage = "\n".join([f"usage: {prog} ({names}) [options]", "", *(
+        f"  {name:<10} {sub.summary}" for name, sub in subcommands.items()),
+        f"(`{prog} SUBCOMMAND -help` lists its options)"])
+    whole = CommandLine(prog, usage)
+    if argv and argv[0] in subcommands:
+        sub = subcommands[argv[0]]
+        return run_command(sub.line, argv[1:], sub.work)
+    if argv and _split(argv[0])[0] in HELP_NAMES:
+        print(usage)
+        return 0
+    return usage_failure(whole, UsageError(f"unknown subcommand {argv[0]!r}" if argv else f"name one of {names}"))
+
+
 def run_command(command: CommandLine, argv: list[str], work: Callable[[Reading], int]) -> int:
     """Read ``argv`` with ``command``; print the usage for help (0), the error line and
     the usage on stderr for a bad command line (2), else run ``work``.

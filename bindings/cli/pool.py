@@ -1,6 +1,6 @@
 """``roost pool``: start, inspect and stop a personal pool.
 
-``roost pool up [--dir DIR]`` makes the pool directory (log, spool, execute), a signing
+``roost pool up [-dir DIR] [-timeout SECONDS]`` makes the pool directory (log, spool, execute), a signing
 key, a token for you and one for the daemons, and a config with ``use ROLE : Personal``;
 starts the master detached and returns once every daemon answers, leaving the pool's
 address file where the CLI and the bindings look. ``roost pool status`` lists the
@@ -9,8 +9,8 @@ daemons with pid, address and uptime; ``roost pool down`` stops them cleanly.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import functools
 import getpass
 import hashlib
 import os
@@ -30,6 +30,7 @@ from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.errors import RemoteError, Unreachable
 
+from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
 from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
 
 START_TIMEOUT = 30.0
@@ -44,30 +45,48 @@ class PoolError(Exception):
     """A pool could not be started, found or stopped; the message says why and what to do."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="roost pool", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,status,down}")
-    up = commands.add_parser("up", help="start a personal pool and wait until it answers")
-    up.add_argument("--dir", help="pool directory (default $XDG_DATA_HOME/roost/pool or ~/.local/share/roost/pool)")
-    up.add_argument("--timeout", type=float, default=START_TIMEOUT, help="seconds to wait for the daemons")
-    for name, text in (("status", "list the pool's daemons"), ("down", "stop the pool's daemons")):
-        command = commands.add_parser(name, help=text)
-        command.add_argument("--dir", help="pool directory (default: the pool `roost pool up` last started)")
-    return parser
+_LAST_POOL = "default: the pool `roost pool up` last started"
+#: subcommand -> (one-line help, options)
+POOL_COMMANDS = {
+    "up": ("start a personal pool and wait until it answers",
+           CommandLine("roost pool up", f"""usage: roost pool up [-dir DIR] [-timeout SECONDS]
+
+  -dir DIR            the pool directory (default $XDG_DATA_HOME/roost/pool or ~/.local/share/roost/pool)
+  -timeout SECONDS    how long to wait for the daemons (default {START_TIMEOUT:g})
+""", [Option("-dir", 1), Option("-timeout", 1)])),
+    "status": ("list the pool's daemons", CommandLine("roost pool status", f"""usage: roost pool status [-dir DIR]
+
+  -dir DIR            the pool directory ({_LAST_POOL})
+""", [Option("-dir", 1)])),
+    "down": ("stop the pool's daemons", CommandLine("roost pool down", f"""usage: roost pool down [-dir DIR]
+
+  -dir DIR            the pool directory ({_LAST_POOL})
+""", [Option("-dir", 1)])),
+}
 
 
 def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
-    """Run ``roost pool`` with ``argv``; 0 on success, 1 on an error it explains."""
-    args = _parser().parse_args(argv)
+    """Run ``roost pool`` with ``argv``; 0 on success, 1 on an error it explains, 2 for a bad command line."""
     env = dict(os.environ if env is None else env)
+    return run_subcommands("roost pool", {
+        name: Subcommand(line, summary, functools.partial(_run, name, env=env))
+        for name, (summary, line) in POOL_COMMANDS.items()}, argv)
+
+
+def _run(name: str, reading: Reading, env: dict) -> int:
+    """Carry out ``roost pool NAME``; 0, or 1 with the reason on stderr."""
+    if reading.operands:
+        raise UsageError(f"unexpected argument {reading.operands[0]!r}")
+    directory = reading.last("-dir")
+    timeouts = [seconds(given) for given in reading.options if given.name == "-timeout"]
     try:
-        if args.command == "up":
-            return pool_up(args.dir or default_pool_dir(env), env, args.timeout)
-        if args.command == "status":
-            return pool_status(args.dir, env)
-        return pool_down(args.dir, env)
+        if name == "up":
+            return pool_up(directory or default_pool_dir(env), env, timeouts[-1] if timeouts else START_TIMEOUT)
+        if name == "status":
+            return pool_status(directory, env)
+        return pool_down(directory, env)
     except (PoolError, ConfigError, SecurityError, ValueError) as err:
-        print(f"roost pool {args.command}: {err}", file=sys.stderr)
+        print(f"roost pool {name}: {err}", file=sys.stderr)
         return 1
 
 
