@@ -1,19 +1,19 @@
 """``roost token``: create identity tokens with the pool signing key, and list the ones you hold.
 
-``roost token create --identity alice@pool --scope WRITE [--scope READ] [--lifetime 1d]
-[--key FILE] [--out FILE | -token NAME]`` prints the token, or writes it with mode 0600.
-``roost token list [--dir DIR] [--key FILE]`` shows each token in the token directory
+``roost token create -identity alice@pool -scope WRITE [-scope READ] [-lifetime 1d]
+[-key FILE] [-out FILE | -token NAME]`` prints the token, or writes it with mode 0600.
+``roost token list [-dir DIR] [-key FILE]`` shows each token in the token directory
 with its identity, scopes, issuer and expiry, and checks it when the key is readable.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 from collections.abc import Mapping
 
+from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands
 from daemoncore.config import Config, ConfigError, to_duration
 from daemoncore.security import (
     TOKEN_ENV,
@@ -29,48 +29,80 @@ from daemoncore.security import (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="roost token", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{create,list}")
-    create = commands.add_parser("create", help="sign a new token (needs the pool signing key)")
-    create.add_argument("--identity", "-identity", required=True, help="user@domain, e.g. alice@pool")
-    create.add_argument("--scope", "-authz", action="append", required=True, metavar="LEVEL",
-                        help="READ, WRITE, ADMINISTRATOR or DAEMON; repeat for several")
-    create.add_argument("--lifetime", "-lifetime", help="how long it is valid: seconds, or 30m, 1d...")
-    create.add_argument("--key", "-key", help="signing key file (default SEC_TOKEN_POOL_SIGNING_KEY_FILE)")
-    create.add_argument("--issuer", help="pool name recorded in the token (default TRUST_DOMAIN)")
-    where = create.add_mutually_exclusive_group()
-    where.add_argument("--out", "-out", help="write the token to this file (mode 0600)")
-    where.add_argument("--token", "-token", metavar="NAME", help="write it as NAME in the token directory")
-    show = commands.add_parser("list", help="show the tokens in the token directory")
-    show.add_argument("--dir", help="token directory (default SEC_TOKEN_DIRECTORY)")
-    show.add_argument("--key", "-key", help="signing key to check the tokens with")
-    return parser
+CREATE = CommandLine("roost token create", """usage: roost token create -identity USER@DOMAIN -scope LEVEL [options]
+
+  -identity USER@DOMAIN   whom the token names, e.g. alice@pool
+  -scope LEVEL, -authz LEVEL  READ, WRITE, ADMINISTRATOR or DAEMON; repeat for several
+  -lifetime TIME      how long it is valid: seconds, or 30m, 1d...
+  -key FILE           the signing key (default SEC_TOKEN_POOL_SIGNING_KEY_FILE)
+  -issuer NAME        the pool name recorded in the token (default TRUST_DOMAIN)
+  -out FILE           write the token to FILE (mode 0600) instead of printing it
+  -token NAME         write it as NAME in the token directory
+""", [Option("-identity", 1), Option("-scope", 1, aliases=("-authz",)), Option("-lifetime", 1), Option("-key", 1),
+      Option("-issuer", 1), Option("-out", 1), Option("-token", 1)])
+LIST = CommandLine("roost token list", """usage: roost token list [-dir DIR] [-key FILE]
+
+  -dir DIR            the token directory (default SEC_TOKEN_DIRECTORY)
+  -key FILE           the signing key to check the tokens with
+""", [Option("-dir", 1), Option("-key", 1)])
 
 
 def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
-    """Run ``roost token`` with ``argv``; return 0 on success, 1 on an error it explains."""
-    args = _parser().parse_args(argv)
+    """Run ``roost token`` with ``argv``; 0 on success, 1 on an error it explains, 2 for a bad command line."""
     env = os.environ if env is None else env
+    return run_subcommands("roost token", {
+        "create": Subcommand(CREATE, "sign a new token (needs the pool signing key)",
+                             lambda reading: _guarded(_create, _creation(reading), env)),
+        "list": Subcommand(LIST, "show the tokens in the token directory",
+                           lambda reading: _guarded(_list, _no_operands(reading), env)),
+    }, argv)
+
+
+def _creation(reading: Reading) -> Reading:
+    """``reading`` once it names an identity, at least one scope, and at most one place to write.
+
+    Raises:
+        UsageError: it does not.
+    """
+    _no_operands(reading)
+    for needed in ("-identity", "-scope"):
+        if not reading.given(needed):
+            raise UsageError(f"{needed} is required")
+    if reading.given("-out") and reading.given("-token"):
+        raise UsageError("-out and -token both say where to write; give one")
+    return reading
+
+
+def _no_operands(reading: Reading) -> Reading:
+    if reading.operands:
+        raise UsageError(f"unexpected argument {reading.operands[0]!r}")
+    return reading
+
+
+def _guarded(work, reading: Reading, env: Mapping[str, str]) -> int:
+    """Run ``work`` with the configuration; a config or security failure is one line and 1."""
     try:
         config = Config.load(env=env)
-        return _create(args, config) if args.command == "create" else _list(args, config, env)
+        return work(reading, config, env)
     except (ConfigError, SecurityError, ValueError) as err:
         print(f"roost token: {err}", file=sys.stderr)
         return 1
 
 
-def _create(args: argparse.Namespace, config: Config) -> int:
-    lifetime = _lifetime(args.lifetime)
-    key = load_signing_key(args.key or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""))
-    token = issue_token(key, args.identity, args.scope, lifetime,
-                        issuer=args.issuer or config.param("TRUST_DOMAIN"), now=time.time())
-    path = args.out or (os.path.join(config.param("SEC_TOKEN_DIRECTORY", ""), args.token) if args.token else None)
+def _create(args: Reading, config: Config, env: Mapping[str, str]) -> int:
+    identity = args.last("-identity")
+    scopes = [given.value for given in args.options if given.name == "-scope"]
+    lifetime = _lifetime(args.last("-lifetime"))
+    key = load_signing_key(args.last("-key") or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""))
+    token = issue_token(key, identity, scopes, lifetime,
+                        issuer=args.last("-issuer") or config.param("TRUST_DOMAIN"), now=time.time())
+    name = args.last("-token")
+    path = args.last("-out") or (os.path.join(config.param("SEC_TOKEN_DIRECTORY", ""), name) if name else None)
     if path is None:
         print(token)
         return 0
     write_token(path, token)
-    print(f"wrote a token for {args.identity.strip()} to {path}", file=sys.stderr)
+    print(f"wrote a token for {identity.strip()} to {path}", file=sys.stderr)
     return 0
 
 
@@ -83,9 +115,10 @@ def _lifetime(text: str | None) -> float | None:
         raise ValueError(f"--lifetime {text!r}: {err}") from None
 
 
-def _list(args: argparse.Namespace, config: Config, env: Mapping[str, str]) -> int:
-    directory = args.dir or config.param("SEC_TOKEN_DIRECTORY", "")
-    key = _optional_key(args.key or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""), required=bool(args.key))
+def _list(args: Reading, config: Config, env: Mapping[str, str]) -> int:
+    directory = args.last("-dir") or config.param("SEC_TOKEN_DIRECTORY", "")
+    given_key = args.last("-key")
+    key = _optional_key(given_key or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""), required=bool(given_key))
     if env.get(TOKEN_ENV):
         print(f"# {TOKEN_ENV} is set, so clients use it instead of these files")
     found = list_tokens(directory)
