@@ -5,10 +5,11 @@ prints where the outputs are and a one-line summary, and leaves the pool running
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
+
+from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command, seconds
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING, SUSPENDED = range(1, 8)
 _STATE_WORDS = {IDLE: "idle", RUNNING: "running", REMOVED: "removed", COMPLETED: "done",
@@ -18,14 +19,15 @@ _PROJECTION = ["ClusterId", "ProcId", "JobStatus", "ExitCode", "ExitBySignal", "
                "HoldReason", "Iwd", "Out", "Err", "RemoteWallClockTime"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="roost run", description=__doc__)
-    parser.add_argument("file", help="a submit description file")
-    parser.add_argument("--dir", help="pool directory to start if no pool is running")
-    parser.add_argument("--timeout", type=float, default=None,
-                        help="stop waiting after this many seconds (the jobs go on)")
-    parser.add_argument("-pool", "--pool", help="use this pool (HOST:PORT) instead of the personal one")
-    return parser
+COMMAND = CommandLine("roost run", """usage: roost run [options] FILE.sub
+
+  Start a personal pool if none is running, submit FILE.sub from its own directory,
+  show progress until every job has finished, and say where the outputs are.
+
+  -dir DIR            the pool directory to start if no pool is running
+  -timeout SECONDS    stop waiting after this long (the jobs go on)
+  -pool HOST:PORT     use this pool instead of the personal one
+""", [Option("-dir", 1), Option("-timeout", 1), Option("-pool", 1)])
 
 
 def ensure_pool(directory: str | None, pool: str | None) -> None:
@@ -134,26 +136,35 @@ def watch(schedd, cluster: int, count: int, timeout: float | None, out=sys.stdou
 
 
 def main(argv: list[str]) -> int:
+    """Run ``roost run``; 0 when every job succeeded, 1 otherwise or on an error it explains, 2 for a bad command line."""
+    return run_command(COMMAND, argv, _run)
+
+
+def _run(reading: Reading) -> int:
     from bindings.cli.schedd_session import run_reporting
 
-    args = _parser().parse_args(argv)
+    if len(reading.operands) != 1:
+        raise UsageError("name one submit description file")
+    path, directory, pool = reading.operands[0], reading.last("-dir"), reading.last("-pool")
+    timeouts = [seconds(given) for given in reading.options if given.name == "-timeout"]
+    return run_reporting("roost run", lambda: _submit_and_watch(path, directory, pool,
+                                                                timeouts[-1] if timeouts else None))
 
-    def work() -> int:
-        from bindings.schedd import Schedd
 
-        if not os.path.isfile(args.file):
-            raise ValueError(f"{args.file}: no such submit file")
-        ensure_pool(args.dir, args.pool)
-        began = time.monotonic()
-        result = submit_file(args.file, args.pool)
-        cluster, count = result.cluster(), result.num_procs()
-        print(f"{count} job(s) submitted to cluster {cluster}.")
-        states = watch(Schedd(pool=args.pool), cluster, count, args.timeout)
-        for proc in sorted(states):
-            print(describe_job(states[proc]))
-        good = sum(1 for ad in states.values() if succeeded(ad))
-        print(f"{good} of {count} job(s) succeeded in {time.monotonic() - began:.1f} s; "
-              "the pool keeps running (`roost pool down` stops it)")
-        return 0 if good == count else 1
+def _submit_and_watch(path: str, directory: str | None, pool: str | None, timeout: float | None) -> int:
+    from bindings.schedd import Schedd
 
-    return run_reporting("roost run", work)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such submit file")
+    ensure_pool(directory, pool)
+    began = time.monotonic()
+    result = submit_file(path, pool)
+    cluster, count = result.cluster(), result.num_procs()
+    print(f"{count} job(s) submitted to cluster {cluster}.")
+    states = watch(Schedd(pool=pool), cluster, count, timeout)
+    for proc in sorted(states):
+        print(describe_job(states[proc]))
+    good = sum(1 for ad in states.values() if succeeded(ad))
+    print(f"{good} of {count} job(s) succeeded in {time.monotonic() - began:.1f} s; "
+          "the pool keeps running (`roost pool down` stops it)")
+    return 0 if good == count else 1
