@@ -1,5 +1,6 @@
-"""What every schedd command line shares: finding the schedd, knowing whose token
-it speaks with, and turning each failure into one line a person can act on."""
+"""What every command that talks to a daemon shares: finding the schedd (the pool's,
+or one by ``-name``), knowing whose token it speaks with, and turning each failure into
+one line a person can act on."""
 
 from __future__ import annotations
 
@@ -43,17 +44,17 @@ def located_schedd(pool: str | None, name: str | None):
 def run_reporting(prog: str, work: Callable[[], int], daemon: str = "schedd",
                   unreachable_hint: str = "is the pool up? `roost pool status` tells",
                   forbidden_hint: str = "") -> int:
-    """Run ``work``; any failure becomes ``prog: <why>`` on stderr and status 1 (2 for
-    a bad command line). ``daemon`` names who refused; the hints say what to do."""
+    """Run ``work``; any failure becomes ``prog: <why>`` on stderr and status 1. A
+    :class:`UsageError` passes through, for :func:`bindings.cli.options.run_command` to
+    report with the usage (status 2). ``daemon`` names who refused; the hints say what to do."""
     from daemoncore.config import ConfigError
     from daemoncore.security import SecurityError
     from daemoncore.wire.errors import RemoteError, Unreachable
 
     try:
         return work()
-    except UsageError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+    except UsageError:
+        raise
     except NoPoolFound as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
     except Unreachable as exc:
@@ -66,20 +67,3 @@ def run_reporting(prog: str, work: Callable[[], int], daemon: str = "schedd",
     except (ConfigError, SecurityError, ValueError, OSError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
     return 1
-
-
-def option_value(args: list[str], index: int, option: str) -> tuple[str, int]:
-    """The argument after ``option`` at ``index``, and the new index.
-
-    Raises:
-        UsageError: the option is the last word.
-    """
-    if index + 1 >= len(args):
-        raise UsageError(f"{option} needs an argument")
-    return args[index + 1], index + 1
-
-
-def normalized(arg: str) -> str:
-    """An option in lower case with ``--name`` read as ``-name``."""
-    lower = arg.lower()
-    return lower[1:] if lower.startswith("--") else lower
