@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import IO, Callable, Iterator
 
 from classad.ad import ClassAd
-from classad.errors import ClassAdParseError
+from classad.constraint import compile_constraint, is_everything
+from classad.errors import ClassAdParseError, ConstraintError
 from classad.evaluate import compile_expression
 from classad.exprtree import ExprTree
 from classad.textforms import ParserType, parse_ads
@@ -19,7 +20,7 @@ from classad.values import Value
 __all__ = [
     "ClassAd", "ExprTree", "Value", "ParserType", "ClassAdParseError",
     "parseAds", "parseOne", "parseNext", "quote", "unquote", "register",
-    "compile_expression",
+    "compile_expression", "compile_constraint", "is_everything", "ConstraintError",
 ]
 
 

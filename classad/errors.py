@@ -29,3 +29,8 @@ def context_at(text: str, pos: int, span: int = 40) -> str:
     before = text[lo:pos].expandtabs()
     after = text[pos:hi].expandtabs()
     return f"{before}{after}\n{' ' * len(before)}^"
+
+
+class ConstraintError(ValueError):
+    """A constraint that cannot be used: too long, not valid ClassAd syntax, or
+    nested too deeply; the message says which and quotes the parser's position."""

@@ -19,10 +19,20 @@ class ExprTree:
             raise TypeError(f"ExprTree() takes expression text, not {type(expr).__name__}")
 
     @classmethod
-    def _wrap(cls, node) -> "ExprTree":
+    def from_node(cls, node) -> "ExprTree":
+        """The expression whose parsed form is ``node`` (a :mod:`classad.expr` node),
+        without printing and re-parsing it."""
         tree = cls.__new__(cls)
         tree._node = node
         return tree
+
+    _wrap = from_node
+
+    @property
+    def node(self):
+        """The parsed form: a frozen :mod:`classad.expr` node, for code that walks or
+        compiles the expression (the negotiator, the schedd's queue)."""
+        return self._node
 
     def eval(self, scope=None, target=None):
         """The Python value of the expression evaluated in ``scope`` (an ad, as if

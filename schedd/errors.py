@@ -1,6 +1,8 @@
 """Errors the job queue, state machine, policy and history raise; each message
 names the job or attribute and says what was expected."""
 
+from classad import ConstraintError
+
 
 class ScheddError(Exception):
     """Base class of every error the schedd's logic raises."""
@@ -29,8 +31,10 @@ class BadJobAdError(ScheddError, ValueError):
     """A submitted cluster or proc ad is malformed."""
 
 
-class BadConstraintError(ScheddError, ValueError):
-    """A constraint or policy expression does not parse."""
+class BadConstraintError(ScheddError, ConstraintError):
+    """A policy expression or an edited value does not parse. A query's constraint
+    that does not parse raises :class:`classad.ConstraintError`, of which this is a
+    kind, so ``except ConstraintError`` catches both."""
 
 
 class EventLogError(ScheddError, ValueError):

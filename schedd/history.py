@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from classad import ClassAd, ExprTree
-from schedd.queue.constraint import compile_constraint, is_everything
+from classad import ClassAd, ExprTree, compile_constraint, is_everything
 from schedd.queue.db import QueueDatabase
 from schedd.queue.stored import decode_entries, merge
 from schedd.states import ClockLike, JobId, now_from
@@ -59,7 +58,7 @@ class History:
         :meth:`JobQueue.query`).
 
         Raises:
-            BadConstraintError: the constraint or ``since`` expression does not parse.
+            ConstraintError: the constraint or ``since`` expression does not parse.
         """
         predicate = compile_constraint(constraint)
         stop = _since_predicate(since)

@@ -13,14 +13,14 @@ from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 
+from classad import ConstraintError, compile_constraint
 from classad import quote as quote_string
-from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
+from schedd.errors import (BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
 from schedd.intake import (ClusterToStore, IntakeError, checked_file_sizes, checked_iwd, checked_names, expand_description,
                            items_queue_args, owned_by, with_queue_args)
 from schedd.jobwire import WireAdError, job_from_wire, job_to_wire
 from schedd.queue import JobAction, JobSelection
-from schedd.queue.constraint import compile_constraint
 from schedd.states import JobId, now_from
 from schedd.submit import SubmitError
 
@@ -125,7 +125,7 @@ class ScheddRoutes:
         limit = _limit(take(body, "limit", int, -1), "limit")
         try:
             found = self._service.queue.query(constraint, projection, limit, misses=True)
-        except BadConstraintError as exc:
+        except ConstraintError as exc:
             raise BadRequest(f"$.constraint: {exc}") from None
         return StreamReply(_wire_ads(found))
 
@@ -139,7 +139,7 @@ class ScheddRoutes:
         since = take(body, "since", str, None)
         try:
             found = self._service.queue.history.query(constraint, projection, match, since, misses=True)
-        except (BadConstraintError, ValueError) as exc:
+        except (ConstraintError, ValueError) as exc:
             raise BadRequest(f"$.constraint or $.since: {exc}") from None
         return StreamReply(_wire_ads(found))
 
@@ -167,7 +167,7 @@ class ScheddRoutes:
             raise NotFound(f"{exc}; nothing was changed") from None
         except InvalidTransitionError as exc:
             raise Conflict(f"{exc}; nothing was changed") from None
-        except BadConstraintError as exc:
+        except ConstraintError as exc:
             raise BadRequest(f"$.constraint: {exc}") from None
         for transition in result.transitions:
             self._service.record(transition)
@@ -190,7 +190,7 @@ class ScheddRoutes:
             raise Forbidden(f"{exc}; nothing was changed") from None
         except JobNotFoundError as exc:
             raise NotFound(f"{exc}; nothing was changed") from None
-        except (BadConstraintError, BadJobAdError) as exc:
+        except (ConstraintError, BadJobAdError) as exc:
             raise BadRequest(str(exc)) from None
         self._service.queue_changed()
         return JsonReply({"changed": changed})
@@ -248,7 +248,7 @@ def _selection(body: dict, actor: str | None) -> JobSelection:
             raise BadRequest("$.constraint: empty; give an expression such as Owner == \"alice\"")
         try:
             compile_constraint(constraint)
-        except BadConstraintError as exc:
+        except ConstraintError as exc:
             raise BadRequest(f"$.constraint: {exc}") from None
         if actor is not None:
             constraint = f"({constraint}) && Owner == {quote_string(actor)}"

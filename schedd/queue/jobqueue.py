@@ -13,14 +13,13 @@ from typing import Any
 
 import attrs
 
-from classad import ClassAd, ExprTree
+from classad import ClassAd, ExprTree, compile_constraint, is_everything
 from classad.convert import python_to_node
 from classad.expr import Literal
 from schedd import states
 from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
-from schedd.queue.constraint import compile_constraint, is_everything
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, merge_texts, value_in
@@ -186,7 +185,7 @@ class JobQueue:
         two evaluations of the constraint.
 
         Raises:
-            BadConstraintError: the constraint does not parse (raised at once).
+            ConstraintError: the constraint does not parse (raised at once).
         """
         predicate = compile_constraint(constraint)
         wanted = [name for name in projection]
@@ -316,7 +315,7 @@ class JobQueue:
             JobNotFoundError: a named job or cluster is not in the queue.
             InvalidTransitionError: a job named by id is in the wrong state.
             NotOwnerError: ``actor`` does not own every selected job.
-            BadConstraintError: the constraint does not parse.
+            ConstraintError: the constraint does not parse.
         """
         make = _ACTIONS[action]
         named = {(j.cluster, j.proc) for j in selection.ids}

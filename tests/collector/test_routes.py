@@ -5,17 +5,6 @@ import pytest
 READ, DAEMON = "READ", "DAEMON"  # the call fixture turns these into real tokens
 
 
-def classad_ready() -> bool:
-    try:
-        import classad
-    except ImportError:
-        return False
-    return hasattr(classad, "ExprTree") and hasattr(classad, "parseOne")
-
-
-needs_classad = pytest.mark.skipif(not classad_ready(), reason="classad expressions not there yet")
-
-
 def slots(*names, **attrs):
     return [{"Name": name, "Machine": name.split("@")[-1], **attrs} for name in names]
 
@@ -140,7 +129,6 @@ def test_metrics_count_ads_and_updates(call):
     assert 'roost_collector_updates_total{type="Machine"} 2.0' in text
 
 
-@needs_classad
 def test_constraint_selects_ads(call):
     """A constraint query returns only the ads it is true for."""
     call("/v1/ads/Machine", {"ads": slots("small", Cpus=1) + slots("big", Cpus=16)})
@@ -148,7 +136,6 @@ def test_constraint_selects_ads(call):
     assert [ad["Name"] for ad in ads] == ["big"]
 
 
-@needs_classad
 def test_expression_attributes_round_trip(call):
     """An expression attribute travels as "\\/Expr(...)\\/" and is evaluated by constraints."""
     call("/v1/ads/Machine", {"ads": slots("a", Cpus=2, Double="/Expr(Cpus * 2)/")})
@@ -156,7 +143,6 @@ def test_expression_attributes_round_trip(call):
     assert ad["Double"] == "/Expr(Cpus * 2)/"
 
 
-@needs_classad
 def test_bad_constraint_is_400_naming_the_parse_error(call):
     """A constraint that does not parse is a 400 quoting it and the parser's complaint."""
     response = call("/v1/ads/Machine/query", {"constraint": "Cpus >= (4"}, token=READ)
@@ -164,7 +150,6 @@ def test_bad_constraint_is_400_naming_the_parse_error(call):
     assert "Cpus >= (4" in response.json()["message"]
 
 
-@needs_classad
 def test_invalidate_by_constraint(call):
     """Invalidating by constraint removes exactly the matching ads."""
     call("/v1/ads/Machine", {"ads": slots("small", Cpus=1) + slots("big", Cpus=16)})

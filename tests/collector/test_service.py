@@ -3,6 +3,8 @@
 import pytest
 from twisted.internet.testing import MemoryReactorClock
 
+from classad import compile_constraint
+
 from collector.service import CollectorService
 from daemoncore.daemon import DaemonSettings
 
@@ -72,8 +74,6 @@ def test_stop_leaves_no_timers(settings, reactor):
 @pytest.mark.parametrize("constraint", ['MyType =!= "x"', 'MyType == "Collector"', "UpdateSequenceNumber > 0"])
 def test_constraint_over_any_evaluates_in_the_collectors_own_ad(settings, reactor, constraint):
     """The collector's own ad is a parsed ClassAd, so any constraint over type Any evaluates in it."""
-    from collector.constraint import compile_constraint
-
     collector = CollectorService(settings, reactor, key=KEY)
     collector.startService()
     found = list(collector.store.query("Any", compile_constraint(constraint)))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from schedd.errors import BadConstraintError
+from classad import ConstraintError
 from schedd.queue import JobAction, JobQueue, JobSelection
 from tests.schedd.conftest import cluster_ad, proc_ads
 
@@ -58,7 +58,7 @@ def test_since_an_expression_stops_when_true(finished):
 
 def test_bad_history_constraint_is_refused(finished):
     """A constraint that does not parse raises at once."""
-    with pytest.raises(BadConstraintError):
+    with pytest.raises(ConstraintError):
         finished.history.query("Owner ==")
 
 

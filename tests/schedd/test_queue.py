@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from classad import ClassAd, ExprTree
+from classad import ClassAd, ConstraintError, ExprTree
 from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
 from schedd.eventlog import EventType
@@ -104,7 +104,7 @@ def test_status_of_follows_transitions_and_refuses_unknown_jobs(queue):
 
 def test_bad_constraint_is_reported_before_streaming(queue):
     """A constraint that does not parse raises at once with the parser's message."""
-    with pytest.raises(BadConstraintError, match="does not parse"):
+    with pytest.raises(ConstraintError, match="does not parse"):
         queue.query("Owner ==")
 
 
