@@ -58,7 +58,6 @@ class StatusRequest:
     formats: list[tuple[str, str]] = field(factory=list)
     pool: str | None = None
     wide: bool = False
-    help: bool = False
 
     def constraint(self) -> str:
         """All the constraints (and the names asked for) as one expression."""
@@ -91,7 +90,7 @@ def parse_arguments(argv: list[str]) -> StatusRequest:
 
 def request_of(reading: Reading) -> StatusRequest:
     """The request a read command line makes."""
-    request = StatusRequest(names=list(reading.operands), help=reading.help)
+    request = StatusRequest(names=list(reading.operands))
     for given in reading.options:
         _take(request, given)
     return request

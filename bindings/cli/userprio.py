@@ -32,7 +32,6 @@ class UserprioRequest:
     set_factor: tuple[str, float] | None = None
     reset_usage: str | None = None
     pool: str | None = None
-    help: bool = False
 
 
 COMMAND = CommandLine("roost userprio", "usage: roost userprio [options]\n\n" + USAGE, [
@@ -58,7 +57,7 @@ def request_of(reading: Reading) -> UserprioRequest:
     """
     if reading.operands:
         raise UsageError(f"unexpected argument {reading.operands[0]!r}")
-    request = UserprioRequest(help=reading.help)
+    request = UserprioRequest()
     for given in reading.options:
         if given.name == "-all":
             request.display = "all"
