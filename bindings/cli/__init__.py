@@ -35,18 +35,25 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-def run(name: str, argv: list[str]) -> int:
-    """Run subcommand ``name`` with ``argv`` and return its exit status."""
+def _run_named(name: str, argv: list[str]) -> int:
+    """Run subcommand ``name`` with ``argv`` and return its exit status (2 for an unknown one)."""
+    from bindings.cli.options import CommandLine, UsageError, usage_failure
+
     if name not in COMMANDS:
-        print(f"roost: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
-        return 2
+        return usage_failure(CommandLine("roost", _usage()), UsageError(f"unknown command {name!r}"))
     module = importlib.import_module(COMMANDS[name][0])
     return module.main(argv)
 
 
+#: the public name; ``main`` calls ``_run_named`` because importing the submodule
+#: ``bindings.cli.run`` (``roost run``) rebinds the package attribute ``run``
+run = _run_named
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The ``roost`` console entry point: ``roost COMMAND [ARGS...]``."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "-help", "--help", "help"):
         print(_usage())
         return 0
-    return run(argv[0], argv[1:])
+    return _run_named(argv[0], argv[1:])

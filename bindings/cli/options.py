@@ -232,7 +232,10 @@ def run_subcommands(prog: str, subcommands: dict[str, Subcommand], argv: list[st
     if argv and _split(argv[0])[0] in HELP_NAMES:
         print(usage)
         return 0
-    return usage_failure(whole, UsageError(f"unknown subcommand {argv[0]!r}" if argv else f"name one of {names}"))
+    if not argv:
+        return usage_failure(whole, UsageError(f"name one of {names}"))
+    what = f"option {argv[0]}" if _looks_like_option(argv[0]) else f"subcommand {argv[0]!r}"
+    return usage_failure(whole, UsageError(f"unknown {what}"))
 
 
 def run_command(command: CommandLine, argv: list[str], work: Callable[[Reading], int]) -> int:
@@ -255,5 +258,5 @@ def usage_failure(command: CommandLine, error: UsageError) -> int:
     """Report ``error`` as every command does, on stderr: the line naming what is wrong,
     the usage line, and where the options are listed; 2."""
     usage_line = command.usage.strip().splitlines()[0]
-    print(f"{command.prog}: {error}\n{usage_line}\n(`{command.prog} -help` lists the options)", file=sys.stderr)
+    print(f"{command.prog}: {error}\n{usage_line}\n(`{command.prog} -help` says more)", file=sys.stderr)
     return USAGE_EXIT
