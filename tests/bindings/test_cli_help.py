@@ -61,6 +61,7 @@ def test_every_roost_command_refuses_a_bad_option_with_status_2(command, capsys)
     assert usage.startswith(f"usage: roost {' '.join(command)}")
 
 
+@pytest.mark.integration
 def test_a_real_process_exits_2_on_a_bad_option_and_0_on_help():
     """The status reaches the shell: `roost q -frobnicate` exits 2, `roost q --help` 0."""
     run = [sys.executable, "-c", "import sys; from bindings.cli import main; sys.exit(main())"]
