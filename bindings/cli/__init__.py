@@ -2,7 +2,9 @@
 
 ``roost submit job.sub`` runs :mod:`bindings.cli.submit`; the HTCondor-style entry
 points (``condor_submit``, ``condor_status``, ...) run the same modules. Each module
-defines ``main(argv: list[str]) -> int``.
+defines ``main(argv: list[str]) -> int`` and reads its command line with
+:mod:`bindings.cli.options`, so every command answers ``-help``/``--help`` (status 0)
+and a bad command line with one line and its usage on stderr (status 2).
 """
 
 from __future__ import annotations
