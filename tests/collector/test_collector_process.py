@@ -15,6 +15,8 @@ from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.daemon_routes import METRICS, PING
 from daemoncore.wire.errors import RemoteError, Unreachable
 
+pytestmark = pytest.mark.integration  # starts a collector process
+
 
 def wait_for_file(path, seconds=15.0):
     deadline = time.monotonic() + seconds

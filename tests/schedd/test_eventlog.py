@@ -130,6 +130,7 @@ def _write_many(path: str, cluster: int) -> None:
         writer.write([Event(EventType.JOB_HELD, cluster, proc, START, {"HoldReason": "r" * 3000})])
 
 
+@pytest.mark.integration  # forks writers
 def test_concurrent_writers_never_interleave(tmp_path):
     """Several processes writing the same log leave every event whole."""
     path = str(tmp_path / "shared.log")

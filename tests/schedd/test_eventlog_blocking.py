@@ -15,6 +15,7 @@ from tests.schedd.conftest import START
 EVENT = Event(EventType.JOB_ABORTED, 1, 0, START)
 
 
+@pytest.mark.integration  # a process holds the lock
 def test_log_locked_by_another_process_is_reported_not_waited_for(tmp_path):
     path = tmp_path / "job.log"
     path.write_text("")

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 import tempfile
 
+import pytest
+
 import treq
 from treq.client import HTTPClient
 from twisted.internet import defer, reactor, task, threads
@@ -31,6 +33,8 @@ from schedd.execution import Execution
 from schedd.queue import JobQueue
 from schedd.states import JobId, JobStatus
 from shadow.transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
+
+pytestmark = pytest.mark.integration  # runs the global reactor, jobs and servers
 
 KEY = b"loopback-signing-key-0123456789abcdef"
 DEADLINE = 30.0

@@ -10,7 +10,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from schedd.queue import JobQueue
+
+pytestmark = pytest.mark.integration  # kills a submitting process
 
 ROOT = Path(__file__).resolve().parents[2]
 

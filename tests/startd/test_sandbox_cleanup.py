@@ -4,7 +4,11 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from startd.sandbox import SANDBOX_PREFIX, clean_leftover_sandboxes
+
+pytestmark = pytest.mark.integration  # starts processes for the cleanup to kill
 
 
 def test_leftover_job_processes_are_killed_and_their_sandbox_removed(tmp_path):

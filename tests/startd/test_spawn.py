@@ -3,6 +3,7 @@
 import os
 import signal
 
+import pytest
 from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
 
@@ -30,6 +31,7 @@ def test_exit_reason_tells_done_from_exit_code_from_signal():
     assert isinstance(killed, error.ProcessTerminated) and killed.signal == signal.SIGKILL
 
 
+@pytest.mark.integration  # real jobs on the global reactor
 class JobProcessTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_exit_code_arrives_through_the_reactor(self):

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 import psutil
 from treq.client import HTTPClient
 from twisted.internet import defer, reactor, task
@@ -29,6 +31,8 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.errors import Forbidden, RemoteError
 from daemoncore.wire.server import ApiResource, JsonReply, StreamReply, make_site
 from shadow.transfer import receive_output, send_input
+
+pytestmark = pytest.mark.integration  # real collector and startd processes
 
 DEADLINE = 30.0
 TRANSFER_KEY = "k" * 40

@@ -73,7 +73,13 @@ def differences(expected: dict, got: dict) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def as_param(case: dict):
+    """``case`` as a parameter, marked integration if its queue statement runs a command."""
+    marks = [pytest.mark.integration] if case["area"] == "queue-from-command" else []
+    return pytest.param(case, id=case["id"], marks=marks)
+
+
+@pytest.mark.parametrize("case", [as_param(case) for case in CASES])
 def test_case_matches_htcondor(case, tmp_path, monkeypatch):
     for name in list(os.environ):
         monkeypatch.delenv(name)

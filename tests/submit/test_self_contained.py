@@ -157,6 +157,7 @@ def test_no_mix_makes_the_schedd_open_a_file_or_start_a_process(secret_dir, befo
 
 # --- the client's rewrite -------------------------------------------------------------
 
+@pytest.mark.integration  # queue ... from a command runs it
 def test_client_rewrite_gives_the_same_jobs(secret_dir):
     """include, $ENV, items from a file, a command and a glob, written self-contained."""
     (secret_dir / "common.sub").write_text("request_memory = 64M\nnote = $ENV(HOME)\n")

@@ -3,6 +3,8 @@ against the toy API on a real loopback port, with the real reactor (trial-style)
 
 import io
 
+import pytest
+
 import treq
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
@@ -15,6 +17,8 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.errors import RemoteError, Unreachable
 from daemoncore.wire.server import ApiResource, make_site
 from tests.wire.toy_api import COUNT, ECHO, KEY, TOY_HANDLERS, token
+
+pytestmark = pytest.mark.integration  # runs the global reactor and a server
 
 
 class Silent(Resource):

@@ -67,6 +67,7 @@ def run_in(sandbox, executable, stdin):
                        stdout=out, stderr=err, check=True)
 
 
+@pytest.mark.integration  # runs the job
 def test_job_files_go_out_and_come_back_with_remaps(submit_dir, tmp_path):
     """Inputs reach the sandbox through a pipe, the job runs, outputs land in Iwd remapped."""
     ad = ad_for(submit_dir)
@@ -88,6 +89,7 @@ def test_job_files_go_out_and_come_back_with_remaps(submit_dir, tmp_path):
     assert output_attributes(stats)["BytesRecvd"] == stats.bytes == 4 + 2 + 18 + 5
 
 
+@pytest.mark.integration  # runs the job
 def test_default_output_brings_back_only_what_the_job_made(submit_dir, tmp_path):
     """Without TransferOutput, new top-level files return but unchanged inputs do not."""
     ad = ad_for(submit_dir)

@@ -142,6 +142,7 @@ def strict_s3():
     _stop(process)
 
 
+@pytest.mark.integration  # starts a moto server
 def test_refused_credentials_say_which_files_to_check(tmp_path, strict_s3):
     """Keys the server does not know give S3CredentialsError pointing at the key files."""
     settings = S3Settings("AKIDUNKNOWN", "wrong", region="us-east-1", endpoint_url=strict_s3)
