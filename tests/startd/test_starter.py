@@ -8,12 +8,14 @@ import time
 
 import classad
 import psutil
-from twisted.internet import defer, reactor, task
+import pytest
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from startd.errors import StarterError
 from startd.spawn import JobProcess
 from startd.starter import Starter, gpu_environment
+from tests.support.waiting import wait_until
 
 
 def job(cmd, **attrs):
@@ -28,6 +30,21 @@ def read(path):
         return handle.read()
 
 
+def _children_of(pid, count):
+    """The pids of ``pid``'s descendants once there are ``count`` of them, else None."""
+    children = [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    return children if len(children) == count else None
+
+
+def _running(pid):
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.integration  # real jobs on the global reactor
 class StarterTests(unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp(prefix="roost-starter-")
@@ -113,37 +130,41 @@ class StarterTests(unittest.TestCase):
         ad = job("/bin/sh", Arguments="-c 'trap \"\" TERM; sleep 60 & sleep 60 & wait'")
         run = self.starter(ad, vacate_time=0.5)
         ended = run.start()
-        yield task.deferLater(reactor, 0.3, lambda: None)
-        children = [p.pid for p in psutil.Process(run.pid).children(recursive=True)]
-        self.assertEqual(len(children), 2)
+        children = yield defer.ensureDeferred(wait_until(
+            reactor, lambda: _children_of(run.pid, 2), "the job starting its two children", seconds=10))
         started = time.monotonic()
         run.vacate()
         outcome = yield ended
         self.assertTrue(outcome.exit_by_signal)
         self.assertTrue(outcome.stopped)
         self.assertLess(time.monotonic() - started, 5)
-        yield task.deferLater(reactor, 0.2, lambda: None)
-        alive = [pid for pid in children if psutil.pid_exists(pid)
-                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
-        self.assertEqual(alive, [])
+        yield defer.ensureDeferred(wait_until(
+            reactor, lambda: not any(_running(pid) for pid in children), "the job's children dying", seconds=5))
 
     @defer.inlineCallbacks
     def test_job_reaped_before_its_start_returns_is_still_reported(self):
         """A job that has exited before Twisted first tries to reap it (so it is reaped
         inside spawning) still ends with its exit code, not a lost run."""
+        reaped_while_spawning = []
 
         class SlowToLook(JobProcess):
             @staticmethod
             def _start(*args):
                 child = JobProcess._start(*args)
-                time.sleep(0.3)  # the child exits before it is registered for reaping
+                # the child has exited (still unreaped) before it is registered for reaping
+                os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
                 return child
+
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                reaped_while_spawning.append(self.ended.called)
 
         class Quick(Starter):
             process_class = SlowToLook
 
         run = Quick(reactor, job("/bin/sh", Arguments="-c 'exit 4'"), MACHINE, self.execute)
         outcome = yield run.start()
+        self.assertEqual(reaped_while_spawning, [True])
         self.assertEqual(outcome.exit_code, 4)
         self.assertIsNotNone(run.pid)
         run.remove_sandbox()
