@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import ROOST, personal_pool, roost
-from tests.integration.test_schedd import wait_for
+from tests.support.waiting import wait_for
 
 from daemoncore.config import Config
 from daemoncore.security import issue_token, load_signing_key, write_token
@@ -116,7 +116,7 @@ def test_a_job_runs_as_its_owner_and_reaches_nothing_private(root_pool, local_us
     (other_dir / "secret.txt").write_text("the other job's secret\n")
     submit(root_pool["env"], other_dir, "executable = /bin/sleep\narguments = 120\n"
            "transfer_input_files = secret.txt\nrequest_memory = 64M\nqueue\n")
-    other = wait_for(lambda: running_sandbox(root_pool, "secret.txt"), timeout=60)
+    other = wait_for(lambda: running_sandbox(root_pool, "secret.txt"), seconds=60)
     assert other.stat().st_uid == NOBODY_UID and other.stat().st_mode & 0o777 == 0o700
     mine = submit_dir(local_user)
     (mine / "probe.sh").write_text(PROBE.format(
@@ -127,7 +127,7 @@ def test_a_job_runs_as_its_owner_and_reaches_nothing_private(root_pool, local_us
     env = token_env(root_pool, local_user.pw_name, mine)
     submit(env, mine, f'executable = probe.sh\noutput = probe.out\nerror = probe.err\n'
            'request_memory = 64M\nqueue\n')
-    report = wait_for(lambda: "done" in _text(mine / "probe.out") and _text(mine / "probe.out"), timeout=90)
+    report = wait_for(lambda: "done" in _text(mine / "probe.out") and _text(mine / "probe.out"), seconds=90)
     found = dict(line.split(":", 1) for line in report.split() if ":" in line)
     assert found["uid"] == str(local_user.pw_uid), report
     for probe in ("key", "daemon_token", "user_token", "execute_list", "other_sandbox", "other_secret"):
@@ -143,7 +143,7 @@ def test_an_owner_without_a_local_account_runs_as_nobody(root_pool, tmp_path, su
     submit(token_env(root_pool, ghost, tmp_path), where,
            'executable = /usr/bin/id\narguments = -u\nrequest_memory = 64M\nqueue\n')
     line = wait_for(lambda: re.search(rf"job (\d+)\.0 runs as (\S+) \(uid (\d+)\).*{ghost}", startd_log(root_pool)),
-                    timeout=90)
+                    seconds=90)
     assert (line.group(2), int(line.group(3))) == ("nobody", NOBODY_UID)
 
 
@@ -153,7 +153,7 @@ def test_a_job_of_root_runs_as_nobody(root_pool, tmp_path, monkeypatch):
     (tmp_path / "job.sub").write_text("executable = /usr/bin/id\narguments = -u\noutput = id.out\n"
                                       "request_memory = 64M\nqueue\n")
     roost(root_pool["env"], "submit", "job.sub")
-    uid = wait_for(lambda: _text(tmp_path / "id.out").strip(), timeout=90)
+    uid = wait_for(lambda: _text(tmp_path / "id.out").strip(), seconds=90)
     assert uid == str(NOBODY_UID)
 
 

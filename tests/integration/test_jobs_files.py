@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.conftest import roost
-from tests.integration.test_schedd import wait_for
+from tests.support.waiting import wait_for
 
 import bindings as htcondor
 from bindings.eventlog import JobEventLog, JobEventType
@@ -91,7 +91,7 @@ def test_a_missing_input_holds_the_job_with_code_13(pool, tmp_path, monkeypatch)
         ads = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReason", "HoldReasonCode"])
         return ads[0] if ads and ads[0].get("JobStatus") == 5 else None
 
-    ad = wait_for(held, timeout=45)
+    ad = wait_for(held, seconds=45)
     assert ad["HoldReasonCode"] == 13
     assert "absent.txt" in ad["HoldReason"]
     shown = roost(pool["env"], "q", "-hold").stdout
@@ -118,7 +118,7 @@ def test_output_too_large_for_the_schedd_holds_instead_of_rerunning(pool, tmp_pa
     """Outputs over the schedd's body limit hold the job with code 33, not lose the run."""
     monkeypatch.chdir(tmp_path)
     cluster = submit_script(pool, tmp_path, "head -c 20000000 /dev/urandom > big.bin\n", "big.bin")
-    ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), timeout=60)
+    ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), seconds=60)
     assert ad["HoldReasonCode"] == 33
     assert "output too large" in ad["HoldReason"]
 
@@ -131,7 +131,7 @@ def test_an_output_that_is_not_a_sandbox_file_holds_the_job_naming_it(pool, tmp_
     """An output FIFO or a symlink out of the sandbox holds the job with the path in the reason."""
     monkeypatch.chdir(tmp_path)
     cluster = submit_script(pool, tmp_path, script, named)
-    ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), timeout=60)
+    ad = wait_for(lambda: held_ad(htcondor.Schedd(), cluster), seconds=60)
     assert named in ad["HoldReason"]
     assert not (tmp_path / named).exists()
 
@@ -156,6 +156,6 @@ def test_an_output_pointing_out_of_the_sandbox_holds_the_job_naming_it(pool, tmp
     if done.returncode != 0:  # refused at submit: as good, if it names the path
         assert named in done.stderr + done.stdout
         return
-    ad = wait_for(lambda: held_ad(htcondor.Schedd(), submitted_cluster(done)), timeout=60)
+    ad = wait_for(lambda: held_ad(htcondor.Schedd(), submitted_cluster(done)), seconds=60)
     assert named in ad["HoldReason"], ad["HoldReason"]
     assert not (tmp_path.parent.parent / "x").exists() and not (tmp_path.parent / "x").exists()

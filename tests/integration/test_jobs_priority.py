@@ -16,7 +16,7 @@ import pytest
 from tests.integration.conftest import roost
 from tests.integration.conftest import personal_pool
 from tests.integration.test_jobs_files import submitted_cluster
-from tests.integration.test_schedd import wait_for
+from tests.support.waiting import wait_for
 
 from bindings.eventlog import JobEventLog, JobEventType
 from daemoncore.config import Config
@@ -89,7 +89,7 @@ def test_the_better_priority_user_gets_the_slots_first(shared_pool, names, share
     assert sorted(set(owners)) == sorted(names.values())
     roost(env, "release", "-all")  # both users' jobs become idle in one transaction
     for user in ("alice", "bob"):
-        wait_for(lambda log=shared_dir / f"{user}.log": terminated(log) == JOBS_PER_USER, timeout=60)
+        wait_for(lambda log=shared_dir / f"{user}.log": terminated(log) == JOBS_PER_USER, seconds=60)
     alice_start, alice_end = run_span(shared_dir / "alice.log")
     bob_start, bob_end = run_span(shared_dir / "bob.log")
     assert bob_start <= alice_start

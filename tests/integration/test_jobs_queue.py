@@ -5,11 +5,10 @@ while `roost q -better-analyze` names the Requirements clause that no slot meets
 from __future__ import annotations
 
 import os
-import time
 
 from tests.integration.conftest import roost
 from tests.integration.test_jobs_files import event_types, submitted_cluster
-from tests.integration.test_schedd import wait_for
+from tests.support.waiting import wait_for
 
 import bindings as htcondor
 from bindings.eventlog import JobEventType
@@ -45,14 +44,20 @@ def test_rm_of_a_running_job_kills_its_process_tree(pool, tmp_path, monkeypatch,
     (tmp_path / "job.sub").write_text(f"executable = tree.sh\narguments = {shared_dir}\nlog = job.log\n"
                                       "request_memory = 64M\nqueue\n")
     cluster = submitted_cluster(roost(pool["env"], "submit", "job.sub"))
-    job_pid = wait_for(lambda: read_pid(shared_dir / "job.pid"), timeout=45)
-    child_pid = wait_for(lambda: read_pid(shared_dir / "child.pid"), timeout=10)
+    job_pid = wait_for(lambda: read_pid(shared_dir / "job.pid"), seconds=45)
+    child_pid = wait_for(lambda: read_pid(shared_dir / "child.pid"), seconds=10)
     assert alive(job_pid) and alive(child_pid)
     roost(pool["env"], "rm", str(cluster))
-    wait_for(lambda: JobEventType.JOB_ABORTED in event_types(tmp_path / "job.log"), timeout=30)
-    wait_for(lambda: not alive(job_pid) and not alive(child_pid), timeout=15)
+    wait_for(lambda: JobEventType.JOB_ABORTED in event_types(tmp_path / "job.log"), seconds=30)
+    wait_for(lambda: not alive(job_pid) and not alive(child_pid), seconds=15)
     assert htcondor.Schedd().query(f"ClusterId == {cluster}", ["JobStatus"]) == []
     assert JobEventType.EXECUTE in event_types(tmp_path / "job.log")
+
+
+def negotiated_after(moment: int) -> bool:
+    """Whether the negotiator's ad reports a finished cycle that began after ``moment``."""
+    ads = htcondor.Collector().query(htcondor.AdType.Negotiator, projection=["LastNegotiationCycleTime0"])
+    return any("LastNegotiationCycleTime0" in ad and ad["LastNegotiationCycleTime0"] > moment for ad in ads)
 
 
 def test_a_job_bigger_than_any_slot_stays_idle_and_analyze_says_why(pool, tmp_path, monkeypatch):
@@ -63,7 +68,8 @@ def test_a_job_bigger_than_any_slot_stays_idle_and_analyze_says_why(pool, tmp_pa
     cluster = submitted_cluster(roost(pool["env"], "submit", "big.sub"))
     slots = htcondor.Collector().query(htcondor.AdType.Startd, projection=["Name"])
     assert slots, "the pool has no slot ads"
-    time.sleep(7)  # longer than the personal pool's NEGOTIATOR_INTERVAL
+    [queued] = htcondor.Schedd().query(f"ClusterId == {cluster}", ["QDate"])
+    wait_for(lambda: negotiated_after(queued["QDate"]), seconds=60, what="a negotiation cycle after the submit")
     [ad] = htcondor.Schedd().query(f"ClusterId == {cluster}", ["JobStatus"])
     assert ad["JobStatus"] == 1
     report = roost(pool["env"], "q", "-better-analyze", f"{cluster}.0").stdout

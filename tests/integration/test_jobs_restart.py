@@ -17,7 +17,7 @@ from tests.integration.conftest import roost
 from tests.integration.conftest import personal_pool
 from tests.integration.test_jobs_files import event_types, submitted_cluster
 from tests.integration.test_jobs_queue import alive, read_pid
-from tests.integration.test_schedd import wait_for
+from tests.support.waiting import wait_for
 
 import bindings as htcondor
 from bindings.cli.pool import root_execute_dir
@@ -75,7 +75,7 @@ def test_a_job_whose_startd_is_killed_completes_on_the_other(two_startds, tmp_pa
                                       "job_lease_duration = 5\noutput = job.out\nlog = job.log\n"
                                       "request_memory = 64M\nqueue\n")
     cluster = submitted_cluster(roost(env, "submit", "job.sub"))
-    first_pid = wait_for(lambda: read_pid(shared_dir / f"job-{cluster}.pid"), timeout=45)
+    first_pid = wait_for(lambda: read_pid(shared_dir / f"job-{cluster}.pid"), seconds=45)
     schedd = htcondor.Schedd()
     [running] = schedd.query(f"ClusterId == {cluster}", ["RemoteHost", "JobStatus"])
     first_machine = running["RemoteHost"].rsplit("@", 1)[1]
@@ -83,8 +83,8 @@ def test_a_job_whose_startd_is_killed_completes_on_the_other(two_startds, tmp_pa
     (shared_dir / f"job-{cluster}.pid").unlink()
     try:
         os.kill(daemon_pids(env)[victim], signal.SIGKILL)
-        wait_for(lambda: JobEventType.JOB_EVICTED in event_types(tmp_path / "job.log"), timeout=30)
-        wait_for(lambda: JobEventType.JOB_TERMINATED in event_types(tmp_path / "job.log"), timeout=60)
+        wait_for(lambda: JobEventType.JOB_EVICTED in event_types(tmp_path / "job.log"), seconds=30)
+        wait_for(lambda: JobEventType.JOB_TERMINATED in event_types(tmp_path / "job.log"), seconds=60)
     finally:
         if alive(first_pid):  # the killed startd's job outlives it; do not leave it behind
             os.kill(first_pid, signal.SIGKILL)

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests.integration.conftest import isolated_env, roost
+from tests.support.waiting import wait_for
 
 import bindings as htcondor
 from daemoncore.security import issue_token, load_signing_key
@@ -28,16 +29,6 @@ POOL_ENV = {"_ROOST_PERIODIC_EXPR_INTERVAL": "1", "_ROOST_SCHEDD_INTERVAL": "2"}
 def workdir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def wait_for(predicate, timeout=20.0, step=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("condition not reached in time")
 
 
 def test_submit_file_then_query_with_constraints_and_projections(pool, workdir):
@@ -166,10 +157,10 @@ def test_kill_9_during_submits_loses_no_acknowledged_job(pool, workdir):
     pid = _schedd_pid(htcondor.Schedd())
     worker = threading.Thread(target=submit_forever, daemon=True)
     worker.start()
-    wait_for(lambda: len(acknowledged) >= 5, timeout=30, step=0.05)
+    wait_for(lambda: len(acknowledged) >= 5, seconds=30, step=0.05)
     os.kill(pid, signal.SIGKILL)
     count_at_kill = len(acknowledged)
-    wait_for(lambda: len(acknowledged) >= count_at_kill + 3, timeout=60)
+    wait_for(lambda: len(acknowledged) >= count_at_kill + 3, seconds=60)
     stop.set()
     worker.join(timeout=30)
     assert _schedd_pid(htcondor.Schedd()) != pid

@@ -12,7 +12,7 @@ from tests.integration.conftest import ROOST, roost
 from tests.integration.test_job_identity import local_user, root_pool, submit_dir, token_env  # noqa: F401
 from tests.integration.test_job_identity import pytestmark  # noqa: F401 (root and useradd only)
 from tests.integration.test_jobs_files import submitted_cluster
-from tests.integration.test_schedd import wait_for
+from tests.support.waiting import wait_for
 
 JOB = "executable = /bin/echo\narguments = hello\nrequest_memory = 64M\n{extra}\nqueue\n"
 
@@ -40,18 +40,18 @@ def test_the_schedd_writes_and_reads_a_jobs_files_as_its_owner(root_pool, local_
     env = token_env(root_pool, local_user.pw_name, mine)
 
     submit_as(env, mine, "output = out.txt\nerror = err.txt\nlog = job.log")
-    wait_for(lambda: (mine / "out.txt").exists() and (mine / "out.txt").read_text() == "hello\n", timeout=90)
+    wait_for(lambda: (mine / "out.txt").exists() and (mine / "out.txt").read_text() == "hello\n", seconds=90)
     for name in ("out.txt", "err.txt", "job.log"):
         assert (mine / name).stat().st_uid == local_user.pw_uid, name
 
     root_only = root_pool["dir"]  # pytest's temporary tree: root's, 0700
     stolen = submit_as(env, mine, f"output = {root_only / 'stolen.txt'}")
-    code, reason = wait_for(lambda: hold_of(root_pool, stolen), timeout=90)
+    code, reason = wait_for(lambda: hold_of(root_pool, stolen), seconds=90)
     assert code == 12 and str(root_only / "stolen.txt") in reason, reason
     assert not (root_only / "stolen.txt").exists()
 
     key = root_pool["config"].param("SEC_TOKEN_POOL_SIGNING_KEY_FILE")
     leaked = submit_as(env, mine, f"transfer_input_files = {key}\noutput = key.out")
-    code, reason = wait_for(lambda: hold_of(root_pool, leaked), timeout=90)
+    code, reason = wait_for(lambda: hold_of(root_pool, leaked), seconds=90)
     assert code == 13 and key in reason and "Permission denied" in reason, reason
     roost(root_pool["env"], "rm", "-all", check=False)

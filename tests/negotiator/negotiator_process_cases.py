@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from twisted.internet import reactor
@@ -22,23 +21,7 @@ from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.errors import RemoteError
 from daemoncore.wire.server import ApiResource, make_site
 from tests.negotiator.in_memory_pool import FakeSchedd, slot, submitter_ad
-
-START_SECONDS = 20.0
-
-
-def wait_for(predicate, seconds=START_SECONDS, what="condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} did not happen within {seconds}s")
-
-
-def read_address(path):
-    return wait_for(lambda: os.path.exists(path) and open(path).read().strip().strip("<>"),
-                    what=f"{path} appearing")
+from tests.support.waiting import read_address, wait_for
 
 
 @pytest.fixture(scope="module")

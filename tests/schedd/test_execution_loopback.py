@@ -15,7 +15,7 @@ import pytest
 
 import treq
 from treq.client import HTTPClient
-from twisted.internet import defer, reactor, task, threads
+from twisted.internet import defer, reactor, threads
 from twisted.trial import unittest
 from twisted.web.client import Agent, HTTPConnectionPool
 
@@ -33,6 +33,7 @@ from schedd.execution import Execution
 from schedd.queue import JobQueue
 from schedd.states import JobId, JobStatus
 from shadow.transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration  # runs the global reactor, jobs and servers
 
@@ -254,7 +255,7 @@ class LoopbackTests(unittest.TestCase):
         with open(os.path.join(self.iwd, "job.log")) as log:
             numbers = [line[:3] for line in log if line[:3].isdigit() and line[3] == " "]
         self.assertEqual(numbers, ["000", "001", "006", "005"])
-        yield _settle(self.startd.runs)
+        yield _settle(self.startd)
         self.assertEqual(self.startd.calls, ["claim", "activate", "release"])
 
     @defer.inlineCallbacks
@@ -264,7 +265,7 @@ class LoopbackTests(unittest.TestCase):
         second = self.schedd.when_finished(jobs[1])
         yield self.negotiate()
         yield _within(second, DEADLINE)
-        yield _settle(self.startd.runs)
+        yield _settle(self.startd)
         self.assertEqual(self.startd.calls, ["claim", "activate", "activate", "release"])
         finished = sorted((ad["ProcId"], ad["JobStatus"]) for ad in self.schedd.queue.history.query())
         self.assertEqual(finished, [(0, JobStatus.COMPLETED), (1, JobStatus.COMPLETED)])
@@ -276,8 +277,8 @@ def _within(deferred, seconds):
 
 
 @defer.inlineCallbacks
-def _settle(runs):
-    """Wait for every starter run to finish (and a turn of the reactor for the releases)."""
-    for run in runs:
+def _settle(startd):
+    """Wait for every starter run of ``startd`` to finish and for the claim's release."""
+    for run in startd.runs:
         yield run
-    yield task.deferLater(reactor, 0.2, lambda: None)
+    yield defer.ensureDeferred(wait_until(reactor, lambda: "release" in startd.calls, "the claim's release"))

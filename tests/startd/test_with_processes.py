@@ -6,7 +6,6 @@ its output back and reports its exit; a vacated job's whole tree dies.
 Trial-style, so the real reactor runs only while each test does (other trial tests
 in the same session keep working)."""
 
-import inspect
 import io
 import os
 import shutil
@@ -19,7 +18,7 @@ import pytest
 
 import psutil
 from treq.client import HTTPClient
-from twisted.internet import defer, reactor, task
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 from twisted.web.client import Agent, HTTPConnectionPool
 
@@ -31,10 +30,10 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.errors import Forbidden, RemoteError
 from daemoncore.wire.server import ApiResource, JsonReply, StreamReply, make_site
 from shadow.transfer import receive_output, send_input
+from tests.support.waiting import address_in, wait_until
 
 pytestmark = pytest.mark.integration  # real collector and startd processes
 
-DEADLINE = 30.0
 TRANSFER_KEY = "k" * 40
 
 
@@ -78,25 +77,6 @@ class FakeSchedd:
 
     def attrs_of(self, job_id, event):
         return [attrs for job, name, attrs in self.updates if job == job_id and name == event][-1]
-
-
-async def wait_until(predicate, what, seconds=DEADLINE):
-    """Poll ``predicate`` (sync or async) on the running reactor until it is truthy."""
-    deadline = reactor.seconds() + seconds
-    while reactor.seconds() < deadline:
-        value = predicate()
-        if isinstance(value, defer.Deferred) or inspect.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        await task.deferLater(reactor, 0.05, lambda: None)
-    raise AssertionError(f"{what} did not happen within {seconds}s")
-
-
-def read_address(path):
-    if not os.path.exists(path):
-        return None
-    return open(path).read().strip() or None
 
 
 class StartdProcessTests(unittest.TestCase):
@@ -145,7 +125,7 @@ class StartdProcessTests(unittest.TestCase):
                                    env=env, stderr=log)
         self.addCleanup(self._stop, process)
         try:
-            return await wait_until(lambda: read_address(address_file), f"{name} starting")
+            return await wait_until(reactor, lambda: address_in(address_file), f"{name} starting")
         except AssertionError:
             raise AssertionError(open(log.name).read()) from None
 
@@ -170,7 +150,7 @@ class StartdProcessTests(unittest.TestCase):
 
     async def claim(self, job):
         """CLAIM the partitionable slot for ``job`` with the ClaimId from its private ad."""
-        private = await wait_until(self.machine_ads_private, "the slots reaching the collector")
+        private = await wait_until(reactor, self.machine_ads_private, "the slots reaching the collector")
         [name] = [n for n in private if n.startswith("slot1@")]
         body = {"claim_id": private[name]["ClaimId"], "job_ad": job, "schedd_address": self.schedd_address}
         return await self.client(self.startd).call(startd_routes.CLAIM, body)
@@ -204,11 +184,11 @@ class StartdProcessTests(unittest.TestCase):
 
     async def _runs_a_job(self):
         self.assertFalse(os.path.exists(self.leftover), "leftover sandboxes are cleaned at start-up")
-        public = await wait_until(self.machine_ads, "public slot ads")
+        public = await wait_until(reactor, self.machine_ads, "public slot ads")
         [pslot] = public.values()
         self.assertEqual((pslot["SlotType"], pslot["Cpus"], pslot["GPUs"]), ("Partitionable", 2, 2))
-        self.assertEqual(pslot["StartdIpAddr"], self.startd)
-        self.assertEqual(pslot["MyAddress"], self.startd)
+        self.assertEqual(pslot["StartdIpAddr"], f"<{self.startd}>")
+        self.assertEqual(pslot["MyAddress"], f"<{self.startd}>")
 
         job = self.job_ad("1.0", "#!/bin/sh\necho hello from the job\ncat data.txt > result.txt\n"
                                  "echo oops >&2\nexit 7\n", TransferInput="data.txt")
@@ -219,7 +199,7 @@ class StartdProcessTests(unittest.TestCase):
         self.assertEqual(grant["slot_ad"]["Cpus"], 1)
         self.assertEqual(await self.activate(grant, "1.0", job), {"started": True})
 
-        await wait_until(lambda: "exit" in self.schedd.events("1.0"), "the exit report")
+        await wait_until(reactor, lambda: "exit" in self.schedd.events("1.0"), "the exit report")
         self.assertEqual(self.schedd.outputs, ["1.0"])
         events = self.schedd.events("1.0")
         self.assertEqual(events[0], "execute")
@@ -232,14 +212,14 @@ class StartdProcessTests(unittest.TestCase):
         self.assertEqual(open(os.path.join(iwd, "job.err")).read(), "oops\n")
         self.assertEqual(open(os.path.join(iwd, "result.txt")).read(), "the input\n")
         self.assertFalse(os.path.exists(os.path.join(iwd, ".job.ad")), "the starter's own files stay behind")
-        await wait_until(lambda: not [n for n in os.listdir(self.execute) if n.startswith("dir_")],
+        await wait_until(reactor, lambda: not [n for n in os.listdir(self.execute) if n.startswith("dir_")],
                          "the sandbox being removed")
 
-        slots = await wait_until(lambda: self._dslot_in(("Claimed", "Idle")), "the slot back to Claimed/Idle")
+        slots = await wait_until(reactor, lambda: self._dslot_in(("Claimed", "Idle")), "the slot back to Claimed/Idle")
         self.assertIn(grant["slot_name"], slots)
         released = await self.client(self.startd).call(startd_routes.RELEASE, {"claim_id": grant["claim_id"]})
         self.assertEqual(released, {"released": True})
-        gone = await wait_until(self._only_the_partitionable_slot, "the dynamic slot going")
+        gone = await wait_until(reactor, self._only_the_partitionable_slot, "the dynamic slot going")
         self.assertEqual(gone["Cpus"], 2)
         with self.assertRaises(RemoteError) as caught:
             await self.client(self.startd).call(startd_routes.RELEASE, {"claim_id": grant["claim_id"]})
@@ -263,17 +243,17 @@ class StartdProcessTests(unittest.TestCase):
                                  "trap '' TERM\nwait\n", TransferOutput="pids")
         grant = await self.claim(job)
         await self.activate(grant, "2.0", job)
-        pids_file = await wait_until(self._pids_file, "the job writing its pids")
+        pids_file = await wait_until(reactor, self._pids_file, "the job writing its pids")
         pids = [int(p) for p in open(pids_file).read().split()]
         self.assertEqual(len(pids), 2)
         self.assertTrue(all(_alive(p) for p in pids))
         await self.client(self.startd).call(startd_routes.VACATE, {"claim_id": grant["claim_id"],
                                                                    "reason": "test", "graceful": True})
-        await wait_until(lambda: "evicted" in self.schedd.events("2.0"), "the eviction report", seconds=20)
+        await wait_until(reactor, lambda: "evicted" in self.schedd.events("2.0"), "the eviction report", seconds=20)
         self.assertNotIn("exit", self.schedd.events("2.0"))
         self.assertEqual(self.schedd.attrs_of("2.0", "evicted")["Reason"], "test")
-        await wait_until(lambda: not any(_alive(p) for p in pids), "the job tree dying")
-        await wait_until(self._only_the_partitionable_slot, "the vacated claim ending")
+        await wait_until(reactor, lambda: not any(_alive(p) for p in pids), "the job tree dying")
+        await wait_until(reactor, self._only_the_partitionable_slot, "the vacated claim ending")
 
     def test_a_damaged_input_stream_holds_the_job_with_code_13(self):
         """Input the starter cannot unpack is reported as a hold (TransferInputError) and
@@ -284,12 +264,12 @@ class StartdProcessTests(unittest.TestCase):
         job = self.job_ad("3.0", "#!/bin/sh\ntouch ran\n", DamagedInput=True)
         grant = await self.claim(job)
         await self.activate(grant, "3.0", job)
-        await wait_until(lambda: "hold" in self.schedd.events("3.0"), "the hold report")
+        await wait_until(reactor, lambda: "hold" in self.schedd.events("3.0"), "the hold report")
         hold = self.schedd.attrs_of("3.0", "hold")
         self.assertEqual(hold["HoldReasonCode"], 13)
         self.assertIn("not a valid tar stream", hold["HoldReason"])
         self.assertEqual(self.schedd.events("3.0"), ["hold"])
-        await wait_until(lambda: self._dslot_in(("Claimed", "Idle")), "the claim back to Claimed/Idle")
+        await wait_until(reactor, lambda: self._dslot_in(("Claimed", "Idle")), "the claim back to Claimed/Idle")
 
     def test_a_job_that_leaves_no_output_sends_none_and_reports_its_exit(self):
         """With nothing to send back, the starter skips JOB_OUTPUT and goes straight to
@@ -300,7 +280,7 @@ class StartdProcessTests(unittest.TestCase):
         job = self.job_ad("4.0", "#!/bin/sh\nexit 0\n", Out="/dev/null", Err="/dev/null")
         grant = await self.claim(job)
         await self.activate(grant, "4.0", job)
-        await wait_until(lambda: "exit" in self.schedd.events("4.0"), "the exit report")
+        await wait_until(reactor, lambda: "exit" in self.schedd.events("4.0"), "the exit report")
         self.assertEqual(self.schedd.events("4.0"), ["execute", "exit"])
         self.assertEqual(self.schedd.attrs_of("4.0", "exit")["ExitCode"], 0)
         self.assertEqual(self.schedd.outputs, [])

@@ -11,12 +11,12 @@ from typing import Any, Callable
 
 from twisted.internet import defer, task
 
-#: How long a condition may take before the test fails (daemons start in ~1 s).
+#: How long a condition may take before the test fails (daemons start in about a second).
 DEADLINE = 30.0
 
 
 def wait_for(predicate: Callable[[], Any], seconds: float = DEADLINE, what: str = "the condition",
-             step: float = 0.05) -> Any:
+             step: float = 0.1) -> Any:
     """Call ``predicate`` every ``step`` seconds until it returns something truthy,
     and return that; AssertionError naming ``what`` after ``seconds``."""
     deadline = time.monotonic() + seconds
