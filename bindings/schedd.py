@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import classad
 from daemoncore.wire import schedd_routes as api
+from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.blocking_client import BlockingClient
 from schedd.intake import items_queue_args, with_queue_args
-from schedd.jobwire import job_from_wire
 from schedd.submit.clientside import for_schedd, measured_sizes
 
 from bindings.collector import Collector, constraint_text
@@ -143,7 +143,7 @@ class Schedd:
                 "file_sizes": measured_sizes(text, cwd=here, environ=environ)}
         answer = self._client.call(api.SUBMIT, body)
         return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"],
-                            job_from_wire(answer["cluster_ad"], "the cluster ad"))
+                            ad_from_json(answer["cluster_ad"], "the cluster ad"))
 
     # --- reading ------------------------------------------------------------
     def query(self, constraint: object = "true", projection: Iterable[str] = (),
@@ -160,7 +160,7 @@ class Schedd:
         """Like :meth:`query`, one ad at a time as the schedd streams them."""
         body = {"constraint": constraint_text(constraint), "projection": list(projection), "limit": limit}
         for wire in self._client.stream(api.QUERY, body):
-            yield job_from_wire(wire, "job ad from the schedd")
+            yield ad_from_json(wire, "job ad from the schedd")
 
     def history(self, constraint: object = "true", projection: Iterable[str] = (), match: int = -1,
                 since: object = None) -> Iterator:
@@ -169,7 +169,7 @@ class Schedd:
         body = {"constraint": constraint_text(constraint), "projection": list(projection), "match": match,
                 "since": None if since is None else str(since)}
         for wire in self._client.stream(api.HISTORY, body):
-            yield job_from_wire(wire, "job ad from the schedd's history")
+            yield ad_from_json(wire, "job ad from the schedd's history")
 
     # --- changing jobs --------------------------------------------------------
     def act(self, action: JobAction, job_spec: object, reason: str | None = None) -> classad.ClassAd:

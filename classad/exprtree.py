@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from classad.convert import python_to_node, value_to_python
+from classad.expr import Literal
 from classad.parser import parse_expression
+from classad.unparse import unparse_expr
 
 
 class ExprTree:
@@ -37,7 +40,6 @@ class ExprTree:
     def eval(self, scope=None, target=None):
         """The Python value of the expression evaluated in ``scope`` (an ad, as if
         the expression were one of its attributes) against ``target``."""
-        from classad.convert import value_to_python
         return value_to_python(self.evaluate(scope, target))
 
     def evaluate(self, scope=None, target=None):
@@ -50,15 +52,12 @@ class ExprTree:
 
     def simplify(self, scope=None, target=None) -> "ExprTree":
         """The expression's value as a literal expression tree."""
-        from classad.convert import python_to_node
-        from classad.expr import Literal
         value = self.evaluate(scope, target)
         if type(value) is list or hasattr(value, "_attrs"):
             return ExprTree._wrap(python_to_node(value))
         return ExprTree._wrap(Literal(value))
 
     def __str__(self) -> str:
-        from classad.unparse import unparse_expr
         return unparse_expr(self._node)
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 
 from daemoncore.security import AuthorizationLevel
 from daemoncore.wire import schedd_routes as api
+from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
@@ -19,7 +20,6 @@ from schedd.errors import (BadJobAdError, InvalidTransitionError, JobNotFoundErr
                            NotOwnerError, ProtectedAttributeError)
 from schedd.intake import (ClusterToStore, IntakeError, checked_file_sizes, checked_iwd, checked_names, expand_description,
                            items_queue_args, owned_by, with_queue_args)
-from schedd.jobwire import WireAdError, job_from_wire, job_to_wire
 from schedd.queue import JobAction, JobSelection
 from schedd.states import JobId, now_from
 from schedd.submit import SubmitError
@@ -86,7 +86,7 @@ class ScheddRoutes:
         self._service.submitted(stored, len(cluster.proc_ads))
         cluster_ad = queue.get_job(JobId(stored, 0))
         return JsonReply({"cluster": stored, "first_proc": 0, "num_procs": len(cluster.proc_ads),
-                          "cluster_ad": job_to_wire(cluster_ad)})
+                          "cluster_ad": ad_to_json(cluster_ad)})
 
     def _expanded(self, body: dict, owner: str, cluster_id: int) -> ClusterToStore:
         text = take(body, "description", str)
@@ -204,12 +204,9 @@ def _bad_request(check, *args):
 
 
 def _from_ads(body: dict) -> ClusterToStore:
-    try:
-        cluster_ad = job_from_wire(body["cluster_ad"], "$.cluster_ad")
-        procs = take(body, "proc_ads", list)
-        proc_ads = tuple(job_from_wire(proc, f"$.proc_ads[{index}]") for index, proc in enumerate(procs))
-    except WireAdError as exc:
-        raise BadRequest(str(exc)) from None
+    cluster_ad = ad_from_json(body["cluster_ad"], "$.cluster_ad")
+    procs = take(body, "proc_ads", list)
+    proc_ads = tuple(ad_from_json(proc, f"$.proc_ads[{index}]") for index, proc in enumerate(procs))
     if not proc_ads:
         raise BadRequest("$.proc_ads: a cluster needs at least one proc ad (give [{}] for one job)")
     return ClusterToStore(cluster_ad, proc_ads)
@@ -260,7 +257,7 @@ def _wire_ads(found: Iterable) -> Iterator[dict | None]:
     """Job ads in their wire form; a ``None`` (a job that did not match) passes
     through, for the stream to yield the reactor on."""
     for ad in found:
-        yield None if ad is None else job_to_wire(ad)
+        yield None if ad is None else ad_to_json(ad)
 
 
 __all__ = ["ScheddRoutes", "ACTIONS"]

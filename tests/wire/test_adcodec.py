@@ -1,11 +1,11 @@
-"""Tests for daemoncore.wire.adcodec with the real classad package."""
+"""Tests for daemoncore.wire.adcodec, the one codec of ads on the wire."""
 
 import pytest
 
-from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+import classad
+from classad.limits import MAX_DEPTH
+from daemoncore.wire.adcodec import MAX_ATTRIBUTES, WireAdError, ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest
-
-classad = pytest.importorskip("classad")
 
 
 def test_expression_attribute_becomes_an_expression():
@@ -27,3 +27,47 @@ def test_non_object_is_refused_with_its_place():
     """Something other than an object is a 400 naming where it was."""
     with pytest.raises(BadRequest, match=r"\$\.ads\[2\]"):
         ad_from_json([1, 2], "$.ads[2]")
+
+
+def test_ad_from_json_is_a_classad():
+    """What comes off the wire is always a ClassAd, never the raw JSON object."""
+    assert isinstance(ad_from_json({}), classad.ClassAd)
+
+
+def test_lists_and_nested_ads_travel_as_json_with_expressions_inside():
+    """A list or nested ad is a JSON array or object, and "/Expr(...)/" inside it is an
+    expression, both ways."""
+    ad = ad_from_json({"Cpus": 2, "L": [1, "/Expr(Cpus + 1)/", {"a": "/tmp"}]})
+    assert ad.eval("L")[:2] == [1, 3]
+    assert ad_to_json(ad)["L"] == [1, "/Expr(Cpus + 1)/", {"a": "/tmp"}]
+
+
+def test_literals_round_trip_exactly():
+    """Integers (64-bit), reals, booleans, strings and undefined keep their JSON form."""
+    wire = {"I": 7, "R": 1.5, "B": True, "S": "/Expr(no", "U": None}
+    assert ad_to_json(ad_from_json(wire)) == wire
+
+
+def test_names_differing_in_case_are_one_attribute():
+    """As in HTCondor's JSON reader, the later value wins and the first spelling stays."""
+    ad = ad_from_json({"Start": True, "START": False})
+    assert list(ad) == ["Start"] and ad.eval("Start") is False
+
+
+def test_bad_expression_is_a_400_and_a_value_error():
+    """An expression that does not parse names its attribute; daemons answer it with
+    400 and clients may catch it as a ValueError."""
+    with pytest.raises(WireAdError, match=r"\$\.cluster_ad\.Requirements") as caught:
+        ad_from_json({"Requirements": "/Expr(Cpus >= (4)/"}, "$.cluster_ad")
+    assert isinstance(caught.value, BadRequest) and isinstance(caught.value, ValueError)
+
+
+def test_too_many_attributes_or_too_deep_nesting_is_refused():
+    """Bounds keep a hostile ad from costing the daemon memory or stack."""
+    with pytest.raises(WireAdError, match="more than"):
+        ad_from_json({f"A{n}": n for n in range(MAX_ATTRIBUTES + 1)})
+    nested: list = []
+    for _ in range(MAX_DEPTH + 5):
+        nested = [nested]
+    with pytest.raises(WireAdError, match=r"ad\.Deep"):
+        ad_from_json({"Deep": nested})
