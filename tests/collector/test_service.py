@@ -6,19 +6,14 @@ from twisted.internet.testing import MemoryReactorClock
 from classad import compile_constraint
 
 from collector.service import CollectorService
-from daemoncore.daemon import DaemonSettings
+from tests.support.daemon_settings import daemon_settings
 
 KEY = b"service-test-signing-key-0123456789ab"
 
 
 @pytest.fixture
 def settings(tmp_path):
-    return DaemonSettings(
-        daemon_type="COLLECTOR", ad_type="Collector", interface="127.0.0.1", port=0,
-        update_interval=300, ad_lifetime=900, max_body=1 << 20, request_timeout=60,
-        signing_key_file="", address_file=str(tmp_path / ".collector_address"),
-        log_file=str(tmp_path / "CollectorLog"), collector_host=None, trust_domain="pool",
-    )
+    return daemon_settings(tmp_path, "COLLECTOR", "Collector")
 
 
 @pytest.fixture

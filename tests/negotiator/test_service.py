@@ -7,13 +7,13 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from daemoncore.config import Config, ConfigError
-from daemoncore.daemon import DaemonSettings
 from daemoncore.security import issue_token
 from daemoncore.wire.in_memory import encode_request, exchange
 from negotiator.db import AccountantDatabase
 from negotiator.service import NegotiatorService
 from negotiator.settings import NegotiatorSettings
 from tests.negotiator.in_memory_pool import COLLECTOR, KEY, InMemoryPool, submitter_ad
+from tests.support.daemon_settings import daemon_settings
 
 SCHEDD = "127.0.0.1:9701"
 
@@ -27,12 +27,7 @@ def reactor():
 
 @pytest.fixture
 def settings(tmp_path):
-    return DaemonSettings(
-        daemon_type="NEGOTIATOR", ad_type="Negotiator", interface="127.0.0.1", port=0,
-        update_interval=300, ad_lifetime=900, max_body=1 << 20, request_timeout=60,
-        signing_key_file="", address_file=str(tmp_path / ".negotiator_address"),
-        log_file=str(tmp_path / "NegotiatorLog"), collector_host=COLLECTOR, trust_domain="pool",
-    )
+    return daemon_settings(tmp_path, "NEGOTIATOR", "Negotiator", collector_host=COLLECTOR)
 
 
 @pytest.fixture

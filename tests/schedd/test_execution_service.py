@@ -12,7 +12,6 @@ import pytest
 from treq.testing import StubTreq
 from twisted.internet.testing import MemoryReactorClock
 
-from daemoncore.daemon import DaemonSettings
 from daemoncore.security import issue_token
 from daemoncore.security.accounts import current_account
 from daemoncore.wire import schedd_routes, startd_routes
@@ -20,6 +19,7 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from schedd.service import ScheddService, ScheddSettings
+from tests.support.daemon_settings import daemon_settings
 
 KEY = b"schedd-execution-test-key-0123456789ab"
 #: Who submits: this process's own account, since a root schedd writes a job's event
@@ -69,11 +69,7 @@ def startd(reactor):
 
 @pytest.fixture
 def schedd(tmp_path, reactor, startd):
-    settings = DaemonSettings(
-        daemon_type="SCHEDD", ad_type="Scheduler", interface="127.0.0.1", port=0, update_interval=300,
-        ad_lifetime=900, max_body=1 << 24, request_timeout=60, signing_key_file="",
-        address_file=str(tmp_path / ".schedd_address"), log_file=str(tmp_path / "ScheddLog"),
-        collector_host=None, trust_domain="pool")
+    settings = daemon_settings(tmp_path, "SCHEDD", "Scheduler", max_body=1 << 24)
     service = ScheddService(settings, reactor, ScheddSettings(spool=str(tmp_path / "spool"), periodic_interval=5),
                             key=KEY, http=startd[1])
     yield service

@@ -15,11 +15,11 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 from twisted.logger import formatEvent, globalLogPublisher
 
-from daemoncore.daemon import DaemonSettings
 from schedd.service import ScheddService, ScheddSettings
 from schedd.states import JobId, JobStatus
 from tests.schedd.conftest import START, cluster_ad, proc_ads
 from tests.shadow.test_owner_rights import owner  # noqa: F401 (fixture)
+from tests.support.daemon_settings import daemon_settings
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="acting as a job's owner needs root and useradd to make one")
@@ -29,11 +29,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is 
 def schedd(tmp_path):
     reactor = MemoryReactorClock()
     reactor.advance(START)
-    settings = DaemonSettings(
-        daemon_type="SCHEDD", ad_type="Scheduler", interface="127.0.0.1", port=0, update_interval=300,
-        ad_lifetime=900, max_body=1 << 24, request_timeout=60, signing_key_file="",
-        address_file=str(tmp_path / ".schedd_address"), log_file=str(tmp_path / "ScheddLog"),
-        collector_host=None, trust_domain="pool")
+    settings = daemon_settings(tmp_path, "SCHEDD", "Scheduler", max_body=1 << 24)
     service = ScheddService(settings, reactor, ScheddSettings(spool=str(tmp_path / "spool")),
                             key=b"k" * 32, with_execution=False)
     yield service

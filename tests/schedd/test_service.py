@@ -10,7 +10,6 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from bindings.eventlog import JobEventLog, JobEventType
-from daemoncore.daemon import DaemonSettings
 from daemoncore.security import issue_token
 from daemoncore.security.accounts import current_account
 from daemoncore.wire.auth import token_verifier
@@ -18,6 +17,7 @@ from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, make_site
 from schedd.policy import SystemPolicy
 from schedd.service import ScheddService, ScheddSettings
+from tests.support.daemon_settings import daemon_settings
 
 KEY = b"schedd-service-test-key-0123456789abcd"
 START = 1796212800
@@ -41,11 +41,7 @@ def reactor():
 
 @pytest.fixture
 def schedd(tmp_path, reactor):
-    settings = DaemonSettings(
-        daemon_type="SCHEDD", ad_type="Scheduler", interface="127.0.0.1", port=0, update_interval=300,
-        ad_lifetime=900, max_body=1 << 24, request_timeout=60, signing_key_file="",
-        address_file=str(tmp_path / ".schedd_address"), log_file=str(tmp_path / "ScheddLog"),
-        collector_host=None, trust_domain="pool")
+    settings = daemon_settings(tmp_path, "SCHEDD", "Scheduler", max_body=1 << 24)
     service = ScheddService(settings, reactor, ScheddSettings(spool=str(tmp_path / "spool"), periodic_interval=5),
                             key=KEY, with_execution=False)
     yield service

@@ -6,7 +6,6 @@ import io
 import json
 
 import classad
-import attrs
 import pytest
 from treq.testing import StubTreq
 from twisted.web.resource import Resource
@@ -15,7 +14,6 @@ from collector.metrics import CollectorMetrics
 from collector.routes import CollectorRoutes
 from collector.store import AdStore
 from daemoncore.config import Config, ConfigError
-from daemoncore.daemon import DaemonSettings
 from daemoncore.security import create_signing_key
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.server import ApiResource
@@ -26,14 +24,13 @@ from startd.slot_types import plan_slots
 from startd.slots import SlotTable
 from startd.starter import JobOutcome
 from startd.usage import Usage
+from tests.support.daemon_settings import daemon_settings
 
 KEY = b"startd-service-test-signing-key-0123456789"
 
 
 def settings(**changes):
-    base = DaemonSettings.from_config(Config.from_text("COLLECTOR_HOST = 127.0.0.1:9618\n", env={}),
-                                      "STARTD", "Machine")
-    return attrs.evolve(base, **changes)
+    return daemon_settings(".", "STARTD", "Machine", collector_host="127.0.0.1:9618", **changes)
 
 
 @pytest.fixture
