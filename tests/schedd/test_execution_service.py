@@ -20,12 +20,12 @@ from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from schedd.service import ScheddService, ScheddSettings
 from tests.support.daemon_settings import daemon_settings
+from tests.support.schedd_queue import START
 
 KEY = b"schedd-execution-test-key-0123456789ab"
 #: Who submits: this process's own account, since a root schedd writes a job's event
 #: log as its owner and an owner with no account here gets none written.
 OWNER = current_account().name
-START = 1796212800
 STARTD = "127.0.0.1:9700"
 SLOT = {"Name": "slot1_1@node1", "Cpus": 1, "Memory": 1024, "Disk": 10_000_000, "Arch": "X86_64",
         "OpSys": "LINUX", "HasFileTransfer": True, "Requirements": True}

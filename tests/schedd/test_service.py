@@ -18,9 +18,9 @@ from daemoncore.wire.server import ApiResource, make_site
 from schedd.policy import SystemPolicy
 from schedd.service import ScheddService, ScheddSettings
 from tests.support.daemon_settings import daemon_settings
+from tests.support.schedd_queue import START
 
 KEY = b"schedd-service-test-key-0123456789abcd"
-START = 1796212800
 TOKENS = {
     "alice": issue_token(KEY, "alice@pool", ["WRITE"], now=0),
     "bob": issue_token(KEY, "bob@pool", ["WRITE"], now=0),

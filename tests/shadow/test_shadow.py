@@ -6,20 +6,17 @@ import io
 import tarfile
 
 import pytest
-from twisted.internet.task import Clock
 
 import classad
 from daemoncore.security.accounts import current_account
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from schedd.eventlog import EventType
-from schedd.queue import JobQueue
 from schedd.states import JobId, JobStatus
 from shadow import Ending, Shadow
 from shadow.shadow import (exit_record_of, maybe_call, record_run, record_usage, terminated_event,
                            usage_of)
 from shadow.transfer import send_output
-
-START = 1796212800
+from tests.support.schedd_queue import START, clock, queue  # noqa: F401 (fixtures)
 
 
 class Host:
@@ -42,20 +39,6 @@ class Host:
 
     def events(self):
         return [t.event.type for t in self.recorded if t.event is not None]
-
-
-@pytest.fixture
-def clock():
-    c = Clock()
-    c.advance(START)
-    return c
-
-
-@pytest.fixture
-def queue(tmp_path, clock):
-    q = JobQueue(None, clock)
-    yield q
-    q.close()
 
 
 @pytest.fixture
