@@ -18,6 +18,7 @@ from daemoncore.wire import collector_routes as api
 from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.errors import RemoteError, Unreachable
 from tests.integration.conftest import isolated_env, roost
+from tests.support.waiting import wait_for
 
 SLOTS = [
     {"Name": f"slot{n}@node{m}.example.org", "Machine": f"node{m}.example.org", "OpSys": "LINUX",
@@ -107,10 +108,7 @@ def test_ads_expire_after_their_lifetime(pool):
     collector.advertise([{"MyType": "Generic", "Name": "brief", "ClassAdLifetime": 1}], "UPDATE_AD_GENERIC")
     as_user(pool)
     assert [ad["Name"] for ad in collector.query(bindings.AdType.Generic)] == ["brief"]
-    deadline = time.monotonic() + 6
-    while collector.query(bindings.AdType.Generic) and time.monotonic() < deadline:
-        time.sleep(0.25)
-    assert collector.query(bindings.AdType.Generic) == []
+    wait_for(lambda: collector.query(bindings.AdType.Generic) == [], seconds=6, what="the expired ad going")
 
 
 def test_no_token_is_401_and_a_read_token_cannot_advertise(pool):
@@ -139,18 +137,27 @@ def test_a_daemon_killed_with_sigkill_is_restarted(pool, slots):
     """The master restarts a SIGKILLed collector on the same address and logs why."""
     old_pid = collector_pid(pool)
     os.kill(old_pid, signal.SIGKILL)
-    deadline = time.monotonic() + 15
-    new_pid = None
-    while time.monotonic() < deadline:
+
+    def restarted():
         new_pid = collector_pid(pool, ready_only=True)
-        if new_pid not in (None, old_pid):
-            break
-        time.sleep(0.2)
-    assert new_pid not in (None, old_pid)
+        return new_pid not in (None, old_pid)
+
+    wait_for(restarted, seconds=15, what="the master restarting the collector")
     log = (pool["dir"] / "log" / "MasterLog").read_text()
     assert f"COLLECTOR (pid {old_pid}) was killed by SIGKILL" in log
     assert roost(pool["env"], "status", "-collector", "-af", "MyAddress").stdout.strip() == \
         f"<{pool['facts']['collector']}>"
+
+
+def unreachable(address: str) -> bool:
+    """Whether nothing answers at ``address`` any more."""
+    try:
+        BlockingClient(address, timeout=1).call(api.QUERY, {}, ad_type="Machine")
+    except Unreachable:
+        return True
+    except RemoteError:
+        pass
+    return False
 
 
 def collector_pid(pool, ready_only=False):
@@ -174,15 +181,7 @@ def test_no_daemon_outlives_a_master_killed_with_sigkill(tmp_path):
         facts = json.loads((directory / "pool.json").read_text())
         os.kill(facts["master_pid"], signal.SIGKILL)
         roost(env, "pool", "down", "--dir", str(directory), check=False)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                BlockingClient(facts["collector"], timeout=1).call(api.QUERY, {}, ad_type="Machine")
-            except Unreachable:
-                break
-            except RemoteError:
-                pass
-            time.sleep(0.2)
+        wait_for(lambda: unreachable(facts["collector"]), seconds=10, what="the collector stopping")
         with pytest.raises(Unreachable):
             BlockingClient(facts["collector"], timeout=2).call(api.QUERY, {}, ad_type="Machine")
     finally:
