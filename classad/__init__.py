@@ -3,16 +3,28 @@ matching and the three text forms (new syntax, old syntax, JSON).
 
 The public names follow HTCondor's ``classad2`` module, so a script written for it
 runs unchanged after ``import classad``. Nothing here does I/O or networking.
+
+Beyond ``classad2``, daemons use these, and nothing else of the package's insides:
+
+- :func:`compile_constraint` (with :class:`ConstraintError` and :func:`is_everything`):
+  the one way to turn a query or selection constraint into a predicate.
+- :func:`compile_expression`: an expression compiled once, evaluated in many ads.
+- Expression trees as data, for code that walks or prints them (the negotiator, the
+  wire codec, the schedd's queue): ``ExprTree.node`` is the parsed form, a frozen node
+  of :mod:`classad.expr`; ``ExprTree.from_node`` wraps a node back;
+  ``ClassAd.expression(name)`` is one attribute's node and ``ClassAd.entries_by_key()``
+  every attribute's :class:`Entry` (name, node, literal value or
+  :data:`NOT_CONSTANT`).
 """
 
 from __future__ import annotations
 
 from typing import IO, Callable, Iterator
 
-from classad.ad import ClassAd
+from classad.ad import ClassAd, Entry
 from classad.constraint import compile_constraint, is_everything
 from classad.errors import ClassAdParseError, ConstraintError
-from classad.evaluate import compile_expression
+from classad.evaluate import NOT_CONSTANT, compile_expression
 from classad.exprtree import ExprTree
 from classad.textforms import ParserType, parse_ads
 from classad.values import Value
@@ -21,6 +33,7 @@ __all__ = [
     "ClassAd", "ExprTree", "Value", "ParserType", "ClassAdParseError",
     "parseAds", "parseOne", "parseNext", "quote", "unquote", "register",
     "compile_expression", "compile_constraint", "is_everything", "ConstraintError",
+    "Entry", "NOT_CONSTANT",
 ]
 
 
@@ -41,7 +54,7 @@ def parseOne(input: "str | IO[str]", parser: ParserType = ParserType.Auto) -> Cl
     """All ads in ``input`` merged into one (later attributes win)."""
     merged = ClassAd()
     for ad in parseAds(input, parser):
-        for entry in ad._attrs.values():
+        for entry in ad.entries_by_key().values():
             merged.set_expr(entry.name, entry.expr)
     return merged
 

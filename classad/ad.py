@@ -11,8 +11,10 @@ from classad.values import ERROR, UNDEFINED
 
 
 class Entry:
-    """One attribute: its name as first spelled, its expression, and either its
-    constant value (for literals) or its compiled closure, made on first use."""
+    """One attribute of an ad: ``name`` as first spelled, ``expr`` its expression tree
+    node (:mod:`classad.expr`), ``const`` its value when ``expr`` is a literal (else
+    :data:`classad.NOT_CONSTANT`), and ``compiled``, its closure, made on first use.
+    Entries are shared between ads derived from one another; never change one."""
 
     __slots__ = ("name", "expr", "const", "compiled")
 
@@ -60,6 +62,16 @@ class ClassAd(MutableMapping):
         ad._attrs = {name.lower(): Entry(name, x) for name, x in entries}
         ad.parent = parent
         return ad
+
+    def entries_by_key(self) -> Mapping[str, Entry]:
+        """This ad's own attributes keyed by lower-cased name, each an :class:`Entry`.
+
+        For code that walks ads by their expression trees or checks literal values
+        without evaluating (the negotiator's autoclusters and pre-filter): the live
+        mapping, not a copy, so a check per slot costs one call. Read it; change the
+        ad through the mapping protocol or :meth:`set_expr`.
+        """
+        return self._attrs
 
     def derive(self, changes, deleted=()) -> "ClassAd":
         """A new ad with this ad's attributes plus ``changes`` (``(name, expr)``
@@ -135,7 +147,7 @@ class ClassAd(MutableMapping):
     def lookup(self, attr: str):
         """The expression stored under ``attr`` as an :class:`ExprTree`."""
         from classad.exprtree import ExprTree
-        return ExprTree._wrap(self._attrs[attr.lower()].expr)
+        return ExprTree.from_node(self._attrs[attr.lower()].expr)
 
     def expression(self, attr: str):
         """The stored expression tree node of ``attr``, or None."""

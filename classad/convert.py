@@ -82,7 +82,7 @@ def node_to_python(node, parent=None):
         return ClassAd.from_entries(node.entries, parent=parent)
     if t is e.ListExpr:
         return [node_to_python(i, parent) for i in node.items]
-    return ExprTree._wrap(node)
+    return ExprTree.from_node(node)
 
 
 __all__ = ["python_to_node", "value_to_python", "node_to_python", "ERROR", "UNDEFINED"]

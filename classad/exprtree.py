@@ -29,8 +29,6 @@ class ExprTree:
         tree._node = node
         return tree
 
-    _wrap = from_node
-
     @property
     def node(self):
         """The parsed form: a frozen :mod:`classad.expr` node, for code that walks or
@@ -54,8 +52,8 @@ class ExprTree:
         """The expression's value as a literal expression tree."""
         value = self.evaluate(scope, target)
         if type(value) is list or hasattr(value, "_attrs"):
-            return ExprTree._wrap(python_to_node(value))
-        return ExprTree._wrap(Literal(value))
+            return ExprTree.from_node(python_to_node(value))
+        return ExprTree.from_node(Literal(value))
 
     def __str__(self) -> str:
         return unparse_expr(self._node)

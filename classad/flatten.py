@@ -70,4 +70,4 @@ def flatten(ad, expr):
     from classad.exprtree import ExprTree
     from classad.references import _node_of
 
-    return ExprTree._wrap(flatten_node(ad, _node_of(expr)))
+    return ExprTree.from_node(flatten_node(ad, _node_of(expr)))

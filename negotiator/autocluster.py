@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 from attrs import frozen
 
-from classad import ClassAd
+from classad import ClassAd, ExprTree
 from classad.expr import Literal
 from classad.references import references
 from classad.unparse import unparse_expr
@@ -77,7 +77,7 @@ def significant_attributes(slot_ads: Iterable[ClassAd], expressions: Iterable = 
     names.update(n.lower() for n in extra)
     seen: set[int] = set()
     for slot in slot_ads:
-        for entry in slot._attrs.values():
+        for entry in slot.entries_by_key().values():
             node = entry.expr
             if type(node) is Literal or id(node) in seen:
                 continue
@@ -85,7 +85,7 @@ def significant_attributes(slot_ads: Iterable[ClassAd], expressions: Iterable = 
             names.update(_other_side_names(slot, node))
     empty = ClassAd()
     for expr in expressions:
-        node = getattr(expr, "_node", expr)
+        node = expr.node if isinstance(expr, ExprTree) else expr
         names.update(_other_side_names(empty, node))
     return frozenset(names)
 
@@ -126,7 +126,7 @@ def _own_side_names(node) -> tuple[str, ...]:
 
 def _closure(job: ClassAd, significant: frozenset[str]) -> list[str]:
     """The significant names ``job`` defines, plus the job attributes they refer to."""
-    attrs_ = job._attrs
+    attrs_ = job.entries_by_key()
     todo = [n for n in significant if n in attrs_]
     found = set(todo)
     while todo:
@@ -151,7 +151,8 @@ def attribute_key(key: str, node, texts: ExpressionTexts) -> tuple:
 def signature_of(job: ClassAd, significant: frozenset[str], texts: ExpressionTexts | None = None) -> tuple:
     """The tuple two jobs share exactly when they match alike."""
     texts = texts or ExpressionTexts()
-    return tuple(attribute_key(key, job._attrs[key].expr, texts) for key in _closure(job, significant))
+    entries = job.entries_by_key()
+    return tuple(attribute_key(key, entries[key].expr, texts) for key in _closure(job, significant))
 
 
 def _hashable(value) -> bool:

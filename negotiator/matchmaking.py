@@ -20,9 +20,8 @@ from collections.abc import Iterable
 import attrs
 from attrs import define, frozen
 
-from classad import ClassAd, ExprTree
+from classad import NOT_CONSTANT, ClassAd, ExprTree
 from classad import operators as ops
-from classad.evaluate import NOT_CONSTANT
 from classad.expr import AttrRef, Binary, Call, Literal, Paren, Select, Subscript
 from classad.matching import rank as job_rank
 from classad.matching import requirements_accept
@@ -158,16 +157,16 @@ class SlotPool:
                 names.add(name.split(".")[0].lower())
 
         for job in job_ads:
-            for entry in job._attrs.values():
+            for entry in job.entries_by_key().values():
                 if type(entry.expr) is not Literal and id(entry.expr) not in seen:
                     seen.add(id(entry.expr))
                     add_refs(job, entry.expr, own_side=False)
         for expr in self.settings.rank_expressions():
-            names.update(_all_names(expr._node))
+            names.update(_all_names(expr.node))
         texts: set[str] = set()
         self._unique = False
         for slot in self.slots:
-            for entry in slot.ad._attrs.values():
+            for entry in slot.ad.entries_by_key().values():
                 node = entry.expr
                 if type(node) is Literal:
                     continue
@@ -183,7 +182,7 @@ class SlotPool:
     def _signature(self, index: int) -> tuple:
         if self._unique:
             return ("#slot", index)
-        attrs_ = self.slots[index].ad._attrs
+        attrs_ = self.slots[index].ad.entries_by_key()
         out = [attribute_key(key, attrs_[key].expr, self._texts) for key in self._significant if key in attrs_]
         out.sort()
         return tuple(out)
@@ -322,7 +321,7 @@ class Prefilter:
     clauses: tuple[_Clause, ...] = ()
 
     def passes(self, slot: ClassAd) -> bool:
-        attrs_ = slot._attrs
+        attrs_ = slot.entries_by_key()
         for clause in self.clauses:
             entry = attrs_.get(clause.attr)
             if entry is None:
@@ -362,7 +361,7 @@ def _slot_attr(job: ClassAd, node) -> str | None:
         node = node.inner
     if type(node) is Select and type(node.base) is AttrRef and node.base.name.lower() == "target":
         return node.name.lower()
-    if type(node) is AttrRef and not node.absolute and node.name.lower() not in job._attrs \
+    if type(node) is AttrRef and not node.absolute and node.name.lower() not in job \
             and node.name.lower() not in ("my", "target", "parent"):
         return node.name.lower()
     return None
@@ -383,7 +382,7 @@ def build_prefilter(job: ClassAd) -> Prefilter:
             attr = _slot_attr(job, slot_side)
             if attr is None or references(job, job_side)[1]:
                 continue
-            value = ExprTree._wrap(job_side).evaluate(job)
+            value = ExprTree.from_node(job_side).evaluate(job)
             if value is UNDEFINED or value is ERROR or type(value) is list or isinstance(value, ClassAd):
                 continue
             clauses.append(_Clause(attr, op, value))

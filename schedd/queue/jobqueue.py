@@ -463,7 +463,7 @@ def _is_node(value: Any) -> bool:
 def _value_node(attr: str, value: Any):
     if isinstance(value, str):
         try:
-            return ExprTree(value)._node
+            return ExprTree(value).node
         except ValueError as exc:
             raise BadConstraintError(f"new value of {attr} does not parse as an expression: {exc}") from None
     try:

@@ -187,7 +187,7 @@ def classad_node(value: object):
     from schedd.submit.exprs import tree
 
     if isinstance(value, Expr):
-        return tree(value.text)._node
+        return tree(value.text).node
     return python_to_node(value)
 
 

@@ -42,7 +42,7 @@ def test_eval_case(case: dict) -> None:
     scope = classad.ClassAd(case["ad"]) if case["ad"] else classad.ClassAd()
     target = classad.ClassAd(case["target"]) if case["target"] else None
     tree = classad.ExprTree(case["expr"])
-    assert unparse_expr(tree._node) == case["unparse"]
+    assert unparse_expr(tree.node) == case["unparse"]
     got = typed(tree.evaluate(scope, target), _attr_in(scope, target))
     assert same(got, want), f"got {got}, want {want}"
 
