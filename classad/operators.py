@@ -281,5 +281,4 @@ def logical_or(a, b_thunk):
 
 
 ARITHMETIC = frozenset("+-*/%")
-BITWISE = frozenset({"&", "|", "^", "<<", ">>", ">>>"})
 COMPARISON = frozenset({"==", "!=", "<", "<=", ">", ">="})

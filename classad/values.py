@@ -1,9 +1,12 @@
-"""ClassAd values as Python objects, and the type tests every other module uses.
+"""ClassAd values as Python objects: the two special values, the two time types
+and 64-bit integer wrapping.
 
-A value is one of: ``int`` (64-bit, wrapped), ``float``, ``bool``, ``str``, a Python
-``list`` of values, a :class:`classad.ad.ClassAd`, :class:`AbsTime`, :class:`RelTime`,
-or one of the two special values :data:`UNDEFINED` and :data:`ERROR`. ``bool`` is a
-subclass of ``int`` in Python, so type tests here check ``type(v) is ...`` exactly.
+A value is one of: ``int`` (64-bit, wrapped with :func:`wrap_int`), ``float``,
+``bool``, ``str``, a Python ``list`` of values, a :class:`classad.ad.ClassAd`,
+:class:`AbsTime`, :class:`RelTime`, or one of the two special values
+:data:`UNDEFINED` and :data:`ERROR` (:class:`Value`). ``bool`` is a subclass of
+``int`` in Python, so code that tells values apart tests ``type(v) is ...`` exactly;
+:func:`is_classad` is the one test kept here, because a nested ad is a subclass test.
 """
 
 from __future__ import annotations
@@ -55,54 +58,8 @@ def wrap_int(n: int) -> int:
     return ((n - INT_MIN) & 0xFFFFFFFFFFFFFFFF) + INT_MIN
 
 
-def is_int(v: object) -> bool:
-    return type(v) is int
-
-
-def is_real(v: object) -> bool:
-    return type(v) is float
-
-
-def is_bool(v: object) -> bool:
-    return type(v) is bool
-
-
-def is_number(v: object) -> bool:
-    """Integer or real (not boolean)."""
-    t = type(v)
-    return t is int or t is float
-
-
-def is_string(v: object) -> bool:
-    return type(v) is str
-
-
-def is_list(v: object) -> bool:
-    return type(v) is list
-
-
 def is_classad(v: object) -> bool:
-    from classad.ad import ClassAd
+    """Whether ``v`` is a nested ad (a :class:`classad.ad.ClassAd`)."""
+    from classad.ad import ClassAd  # values sit below the ad; the ad imports them
 
     return isinstance(v, ClassAd)
-
-
-def is_time(v: object) -> bool:
-    t = type(v)
-    return t is AbsTime or t is RelTime
-
-
-def type_name(v: object) -> str:
-    """The ClassAd type name of a value (as the conformance files spell it)."""
-    if v is UNDEFINED:
-        return "undefined"
-    if v is ERROR:
-        return "error"
-    t = type(v)
-    names = {int: "integer", float: "real", bool: "boolean", str: "string", list: "list",
-             AbsTime: "abstime", RelTime: "reltime"}
-    if t in names:
-        return names[t]
-    if is_classad(v):
-        return "classad"
-    raise TypeError(f"not a ClassAd value: {v!r}")

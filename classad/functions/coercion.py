@@ -144,15 +144,6 @@ def to_string(v: object) -> object:
     return ERROR
 
 
-def special_of(*values: object) -> object | None:
-    """ERROR if any value is error, else UNDEFINED if any is undefined, else None."""
-    if any(v is ERROR for v in values):
-        return ERROR
-    if any(v is UNDEFINED for v in values):
-        return UNDEFINED
-    return None
-
-
 def ascii_upper(s: str) -> str:
     """Upper-case only the ASCII letters, as C's ``toupper`` does in the C locale."""
     return s.translate(_UPPER)

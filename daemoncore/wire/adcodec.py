@@ -5,9 +5,11 @@ its time sending, not re-parsing.
 An attribute whose expression is a literal travels as the JSON value (a string,
 number, boolean, or ``null`` for UNDEFINED); a list or nested ad as a JSON array or
 object of such values; any other expression as the string ``"/Expr(<text>)/"``
-(HTCondor writes it ``"\\/Expr(...)\\/"``; in JSON both spell the same string). Every
-daemon, the bindings and the command-line tools use :func:`ad_to_json` and
-:func:`ad_from_json` for every ad they send or receive.
+(HTCondor writes it ``"\\/Expr(...)\\/"``; in JSON both spell the same string). The
+daemons and the bindings send and receive every ad through :func:`ad_to_json` and
+:func:`ad_from_json`; what comes off the wire is always a ``classad.ClassAd``. (The
+command-line tools print ``-json`` with ``ClassAd.printJson``, HTCondor's indented
+text of the same form.)
 """
 
 from __future__ import annotations
