@@ -21,6 +21,7 @@ from schedd.execution import Execution, lease_seconds_for
 from schedd.states import JobId, JobStatus
 from shadow.shadow import maybe_call
 from tests.schedd.conftest import cluster_ad, proc_ads
+from tests.support.deferreds import resolved
 
 STARTD = "127.0.0.1:9700"
 SCHEDD = "127.0.0.1:9618"
@@ -76,18 +77,6 @@ class StandInSchedd:
     def events(self, job_id=None):
         return [t.event.type for t in self.recorded
                 if t.event is not None and (job_id is None or t.job_id == job_id)]
-
-
-def resolved(value):
-    """The result of an already-fired Deferred (or the value itself)."""
-    if not hasattr(value, "addBoth"):
-        return value
-    results = []
-    value.addBoth(results.append)
-    [result] = results
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
 
 
 def request(route, body=b"", query=None, headers=None, **params):

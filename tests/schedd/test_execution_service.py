@@ -10,7 +10,6 @@ import re
 
 import pytest
 from treq.testing import StubTreq
-from twisted.internet.testing import MemoryReactorClock
 
 from daemoncore.security import issue_token
 from daemoncore.security.accounts import current_account
@@ -20,7 +19,6 @@ from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from schedd.service import ScheddService, ScheddSettings
 from tests.support.daemon_settings import daemon_settings
-from tests.support.schedd_queue import START
 
 KEY = b"schedd-execution-test-key-0123456789ab"
 #: Who submits: this process's own account, since a root schedd writes a job's event
@@ -51,13 +49,6 @@ class FakeStartdRoutes:
 
     def named(self, name):
         return [body for called, body in self.calls if called == name]
-
-
-@pytest.fixture
-def reactor():
-    clock = MemoryReactorClock()
-    clock.advance(START)
-    return clock
 
 
 @pytest.fixture

@@ -12,12 +12,11 @@ import shutil
 import tempfile
 
 import pytest
-from twisted.internet.testing import MemoryReactorClock
 from twisted.logger import formatEvent, globalLogPublisher
 
 from schedd.service import ScheddService, ScheddSettings
 from schedd.states import JobId, JobStatus
-from tests.schedd.conftest import START, cluster_ad, proc_ads
+from tests.schedd.conftest import cluster_ad, proc_ads
 from tests.shadow.test_owner_rights import owner  # noqa: F401 (fixture)
 from tests.support.daemon_settings import daemon_settings
 
@@ -26,9 +25,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is 
 
 
 @pytest.fixture
-def schedd(tmp_path):
-    reactor = MemoryReactorClock()
-    reactor.advance(START)
+def schedd(tmp_path, reactor):
     settings = daemon_settings(tmp_path, "SCHEDD", "Scheduler", max_body=1 << 24)
     service = ScheddService(settings, reactor, ScheddSettings(spool=str(tmp_path / "spool")),
                             key=b"k" * 32, with_execution=False)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from twisted.internet.testing import MemoryReactorClock
 
 from bindings.eventlog import JobEventLog, JobEventType
 from daemoncore.security import issue_token
@@ -18,7 +17,6 @@ from daemoncore.wire.server import ApiResource, make_site
 from schedd.policy import SystemPolicy
 from schedd.service import ScheddService, ScheddSettings
 from tests.support.daemon_settings import daemon_settings
-from tests.support.schedd_queue import START
 
 KEY = b"schedd-service-test-key-0123456789abcd"
 TOKENS = {
@@ -30,13 +28,6 @@ TOKENS = {
     # so the tests that read a log back submit as an owner with an account here
     "me": issue_token(KEY, f"{current_account().name}@pool", ["WRITE"], now=0),
 }
-
-
-@pytest.fixture
-def reactor():
-    clock = MemoryReactorClock()
-    clock.advance(START)
-    return clock
 
 
 @pytest.fixture

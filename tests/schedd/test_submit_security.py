@@ -12,7 +12,7 @@ import pytest
 
 from schedd.submit.clientside import measured_sizes
 from schedd.submit.jobad import file_kib
-from tests.schedd.test_service import call, reactor, schedd, submit  # noqa: F401 (fixtures)
+from tests.schedd.test_service import call, schedd, submit  # noqa: F401 (fixtures)
 
 SECRET = "DAEMON-TOKEN-0123456789abcdef"
 

@@ -16,6 +16,7 @@ from shadow import Ending, Shadow
 from shadow.shadow import (exit_record_of, maybe_call, record_run, record_usage, terminated_event,
                            usage_of)
 from shadow.transfer import send_output
+from tests.support.deferreds import resolved
 from tests.support.schedd_queue import START, clock, queue  # noqa: F401 (fixtures)
 
 
@@ -55,15 +56,6 @@ def submit(queue, home, **extra):
     ad = classad.ClassAd({"Owner": current_account().name, "Cmd": str(home / "job.sh"), "Iwd": str(home),
                           "TransferInput": "in.dat", "RequestMemory": 64, **extra})
     return JobId(queue.submit_cluster(ad, [classad.ClassAd()]), 0)
-
-
-def resolved(deferred):
-    results = []
-    deferred.addBoth(results.append)
-    [result] = results
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
 
 
 @pytest.fixture

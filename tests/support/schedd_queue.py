@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from twisted.internet.task import Clock
+from twisted.internet.testing import MemoryReactorClock
 
 from classad import ClassAd, ExprTree
 from schedd.queue import JobQueue
@@ -20,6 +21,14 @@ def clock() -> Clock:
     c = Clock()
     c.advance(START)
     return c
+
+
+@pytest.fixture
+def reactor() -> MemoryReactorClock:
+    """An in-memory reactor at START: listening and connecting are only recorded."""
+    r = MemoryReactorClock()
+    r.advance(START)
+    return r
 
 
 @pytest.fixture
