@@ -1,4 +1,5 @@
-"""Tests for collector.store, driven by task.Clock."""
+"""Tests for collector.store, driven by task.Clock (the clock and store fixtures are
+the collector conftest's)."""
 
 import pytest
 from twisted.internet.task import Clock
@@ -9,16 +10,6 @@ from collector.store import AdStore
 
 def machine(name, **attrs):
     return {"MyType": "Machine", "Name": name, **attrs}
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def store(clock):
-    return AdStore(clock, default_lifetime=900)
 
 
 def put(store, ad_type, wire, private=False):
@@ -154,10 +145,6 @@ def test_any_cannot_be_advertised(store):
 
 def test_scan_marks_each_ad_that_does_not_match_with_none():
     """scan yields None per miss (so a stream can pause between ads); query skips them."""
-    from twisted.internet.task import Clock
-
-    from collector.store import AdStore
-
     store = AdStore(Clock())
     for name in ("a", "b", "c"):
         store.update("Machine", name, {"Name": name})
