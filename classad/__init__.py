@@ -15,12 +15,24 @@ Beyond ``classad2``, daemons use these, and nothing else of the package's inside
   ``ClassAd.expression(name)`` is one attribute's node and ``ClassAd.entries_by_key()``
   every attribute's :class:`Entry` (name, node, literal value or
   :data:`NOT_CONSTANT`).
+
+Reading order, bottom up (each module imports those before it at the top of the
+file): ``values``, ``limits``, ``errors``; ``expr`` (the nodes) and ``operators``;
+``functions.time_text``; ``transform`` and ``parser``; ``unparse``; the other
+``functions``; ``evaluate``; ``convert``,
+``references``, ``exprtree``, ``flatten``, ``matching``; ``textforms``; ``constraint``;
+``ad``. The few imports still made inside functions point upward on purpose: a lower
+module that builds or recognises a ``ClassAd`` (a nested ad's value), and the
+functions that evaluate their argument (``eval``, ``ifThenElse``); and the time
+texts ``unparse`` and ``coercion`` print, since importing ``functions.time_text``
+first loads every function module.
 """
 
 from __future__ import annotations
 
 from typing import IO, Callable, Iterator
 
+from classad import convert, evaluate, expr, functions, parser, unparse
 from classad.ad import ClassAd, Entry
 from classad.constraint import compile_constraint, is_everything
 from classad.errors import ClassAdParseError, ConstraintError
@@ -66,16 +78,13 @@ def parseNext(input: "str | IO[str]", parser: ParserType = ParserType.Auto) -> C
 
 def quote(text: str) -> str:
     """``text`` as a ClassAd string literal."""
-    from classad.unparse import quote_string
-    return quote_string(text)
+    return unparse.quote_string(text)
 
 
 def unquote(text: str) -> str:
     """The string value of a ClassAd string literal."""
-    from classad.parser import parse_expression
-    from classad.expr import Literal
-    node = parse_expression(text)
-    if type(node) is not Literal or type(node.value) is not str:
+    node = parser.parse_expression(text)
+    if type(node) is not expr.Literal or type(node.value) is not str:
         raise ClassAdParseError(f"not a string literal: {text!r}")
     return node.value
 
@@ -83,18 +92,14 @@ def unquote(text: str) -> str:
 def register(function: Callable, name: str | None = None) -> None:
     """Make a Python function callable from ClassAd expressions. It receives the
     evaluated arguments as Python values and returns a Python value."""
-    from classad.convert import python_to_node, value_to_python
-    from classad.evaluate import compile_expr
-    from classad.functions import FUNCTIONS, Builtin
-    from classad.values import ERROR
 
     def call(*args):
         try:
-            result = function(*(value_to_python(a) for a in args))
+            result = function(*(convert.value_to_python(a) for a in args))
         except Exception:
-            return ERROR
-        node = python_to_node(result)
-        return compile_expr(node)(None) if not hasattr(node, "value") else node.value
+            return Value.Error
+        node = convert.python_to_node(result)
+        return evaluate.compile_expr(node)(None) if not hasattr(node, "value") else node.value
 
     fname = name or function.__name__
-    FUNCTIONS[fname.lower()] = Builtin(fname, call, 0, None)
+    functions.FUNCTIONS[fname.lower()] = functions.Builtin(fname, call, 0, None)

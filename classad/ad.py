@@ -6,7 +6,13 @@ from collections.abc import Iterator, Mapping, MutableMapping
 
 from classad import expr as e
 from classad import matching
+from classad.convert import node_to_python, python_to_node, value_to_python
 from classad.evaluate import NOT_CONSTANT, Context, compile_expr, evaluate_entry, root_of
+from classad.exprtree import ExprTree
+from classad.flatten import flatten
+from classad.references import references
+from classad.textforms import parse_new_ad, print_json, print_old
+from classad.unparse import quote_name, unparse_expr, unparse_record
 from classad.values import ERROR, UNDEFINED
 
 
@@ -46,7 +52,6 @@ class ClassAd(MutableMapping):
         if input is None:
             return
         if isinstance(input, str):
-            from classad.textforms import parse_new_ad
             parsed = parse_new_ad(input)
             self._attrs = parsed._attrs
         elif isinstance(input, Mapping):
@@ -91,12 +96,10 @@ class ClassAd(MutableMapping):
 
     # --- mapping protocol ---------------------------------------------------
     def __getitem__(self, key: str):
-        from classad.convert import node_to_python
         entry = self._attrs[key.lower()]
         return node_to_python(entry.expr, self)
 
     def __setitem__(self, key: str, value) -> None:
-        from classad.convert import python_to_node
         if not isinstance(key, str):
             raise TypeError("ClassAd attribute names are strings")
         self.set_expr(key, python_to_node(value))
@@ -125,7 +128,6 @@ class ClassAd(MutableMapping):
     # --- evaluation ---------------------------------------------------------
     def eval(self, attr: str):
         """The value of attribute ``attr`` evaluated in this ad (KeyError if absent)."""
-        from classad.convert import value_to_python
         if attr.lower() not in self._attrs:
             raise KeyError(attr)
         return value_to_python(self.evaluate(attr))
@@ -146,7 +148,6 @@ class ClassAd(MutableMapping):
 
     def lookup(self, attr: str):
         """The expression stored under ``attr`` as an :class:`ExprTree`."""
-        from classad.exprtree import ExprTree
         return ExprTree.from_node(self._attrs[attr.lower()].expr)
 
     def expression(self, attr: str):
@@ -164,37 +165,30 @@ class ClassAd(MutableMapping):
 
     def externalRefs(self, expr) -> list[str]:
         """Attributes ``expr`` refers to that this ad does not define."""
-        from classad.references import references
         return references(self, expr)[1]
 
     def internalRefs(self, expr) -> list[str]:
         """Attributes ``expr`` refers to that this ad defines."""
-        from classad.references import references
         return references(self, expr)[0]
 
     def flatten(self, expr):
         """``expr`` with every reference this ad resolves replaced by its value."""
-        from classad.flatten import flatten
         return flatten(self, expr)
 
     # --- text forms ---------------------------------------------------------
     def unparse(self) -> str:
         """The one-line new-syntax text, ``[ a = 1; b = 2 ]``."""
-        from classad.unparse import unparse_record
         return unparse_record([(entry.name, entry.expr) for entry in self._ordered()])
 
     def printOld(self) -> str:
         """The old syntax: one ``Name = expr`` line per attribute."""
-        from classad.textforms import print_old
         return print_old(self)
 
     def printJson(self) -> str:
         """HTCondor's JSON form, expressions as ``"\\/Expr(...)\\/"`` strings."""
-        from classad.textforms import print_json
         return print_json(self)
 
     def __str__(self) -> str:
-        from classad.unparse import quote_name, unparse_expr
         if not self._attrs:
             return "[\n]\n"
         body = ";\n".join(f"    {quote_name(x.name)} = {unparse_expr(x.expr)}" for x in self._ordered())
@@ -211,7 +205,6 @@ class ClassAd(MutableMapping):
     __hash__ = None  # mutable
 
     def unparse_map(self) -> dict[str, str]:
-        from classad.unparse import unparse_expr
         return {k: unparse_expr(x.expr) for k, x in self._attrs.items()}
 
     def copy(self) -> "ClassAd":

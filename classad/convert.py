@@ -7,7 +7,8 @@ import datetime
 
 from classad import expr as e
 from classad.limits import MAX_DEPTH
-from classad.values import ERROR, UNDEFINED, AbsTime, RelTime, Value
+from classad.transform import merge_entries
+from classad.values import ERROR, UNDEFINED, AbsTime, RelTime, Value, wrap_int
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -20,7 +21,6 @@ def python_to_node(value):
     t = type(value)
     if t in (int, float, str, bool) or isinstance(value, Value):
         if t is int:
-            from classad.values import wrap_int
             value = wrap_int(value)
         return e.Literal(value)
     if value is None:
@@ -31,7 +31,6 @@ def python_to_node(value):
         entries = tuple((entry.name, entry.expr) for entry in value._ordered())
         return _shallow(e.RecordExpr(entries, e.depth_of(*(x for _, x in entries))))
     if isinstance(value, dict):
-        from classad.transform import merge_entries
         entries = merge_entries((str(k), python_to_node(v)) for k, v in value.items())
         return _shallow(e.RecordExpr(entries, e.depth_of(*(x for _, x in entries))))
     if isinstance(value, (list, tuple)):

@@ -15,6 +15,7 @@ from classad import expr as e
 from classad import limits
 from classad import operators as ops
 from classad.functions import lookup as lookup_function
+from classad.parser import parse_expression
 from classad.values import ERROR, UNDEFINED
 
 Compiled = Callable[["Context"], object]
@@ -660,7 +661,6 @@ def compile_expression(expr) -> Callable:
     ExprTree or a tree node) evaluated as an attribute of ``scope``: for daemons that
     evaluate one constraint against many ads, without the per-call wrapping."""
     from classad.exprtree import ExprTree
-    from classad.parser import parse_expression
 
     node = expr._node if isinstance(expr, ExprTree) else parse_expression(expr) if isinstance(expr, str) else expr
     fn = compile_expr(node)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from classad.convert import python_to_node, value_to_python
+from classad.evaluate import evaluate, root_of
 from classad.expr import Literal
 from classad.parser import parse_expression
 from classad.unparse import unparse_expr
@@ -43,7 +44,6 @@ class ExprTree:
     def evaluate(self, scope=None, target=None):
         """Like :meth:`eval` but returns the raw ClassAd value."""
         from classad.ad import ClassAd
-        from classad.evaluate import evaluate, root_of
         if scope is None:
             scope = ClassAd()
         return evaluate(self._node, scope, None if target is None else root_of(target))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from classad import expr as e
+from classad.convert import python_to_node
 from classad.evaluate import evaluate
-from classad.references import _children, _walk, references
+from classad.exprtree import ExprTree
+from classad.references import _children, _node_of, _walk, references
 
 
 def _fully_resolved(ad, node) -> bool:
@@ -18,7 +20,6 @@ def _fully_resolved(ad, node) -> bool:
 def _value_node(ad, node):
     """The value of a fully resolved ``node`` as a literal tree."""
     value = evaluate(node, ad)
-    from classad.convert import python_to_node
     if type(value) is list or hasattr(value, "_attrs"):
         return python_to_node(value)
     return e.Literal(value)
@@ -67,7 +68,4 @@ def _flatten_chain(ad, node: e.Binary):
 
 
 def flatten(ad, expr):
-    from classad.exprtree import ExprTree
-    from classad.references import _node_of
-
     return ExprTree.from_node(flatten_node(ad, _node_of(expr)))

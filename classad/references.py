@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from classad import expr as e
 from classad.evaluate import find_entry
+from classad.parser import parse_expression
 
 
 def _walk(node, out: list) -> None:
@@ -90,7 +91,6 @@ def unresolved_names(ad, expr) -> list[str]:
 
 def _node_of(expr):
     from classad.exprtree import ExprTree
-    from classad.parser import parse_expression
 
     if isinstance(expr, ExprTree):
         return expr._node

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 
 from classad import expr as e
 from classad import limits
-from classad.errors import ClassAdParseError
+from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer
+from classad.unparse import quote_old_string, unparse_expr
+from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
 
 class ParserType(enum.Enum):
@@ -194,8 +196,6 @@ def _old_ad(cls, attrs: dict):
 
 
 def print_old(ad) -> str:
-    from classad.unparse import quote_old_string, unparse_expr
-
     return "".join(f"{entry.name} = {unparse_expr(entry.expr, quote_old_string)}\n"
                    for entry in ad._ordered())
 
@@ -217,7 +217,6 @@ class _JsonReader:
     def error(self, message: str) -> ClassAdParseError:
         line = self.text.count("\n", 0, self.pos) + 1
         column = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
-        from classad.errors import context_at
         return ClassAdParseError(message, line, column, context_at(self.text, self.pos))
 
     def skip(self) -> None:
@@ -312,7 +311,6 @@ class _JsonReader:
             literal = {"true": True, "false": False, "null": None}
             if word in literal:
                 self.pos = m.end()
-                from classad.values import UNDEFINED
                 value = literal[word]
                 return e.Literal(UNDEFINED if value is None else value)
         raise self.error(f"expected a JSON value, found {self.text[self.pos:self.pos + 10]!r}")
@@ -413,8 +411,6 @@ def _json_string(s: str) -> str:
 
 def node_to_json(node, indent: int = 1) -> str:
     """The JSON text of one attribute's expression."""
-    from classad.unparse import unparse_expr
-    from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
     t = type(node)
     if t is e.Literal:

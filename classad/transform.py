@@ -7,6 +7,7 @@ from lark import Token, Transformer, v_args
 from classad.errors import ClassAdParseError
 from classad.expr import (AttrRef, Binary, Call, Elvis, ListExpr, Literal, Paren, RecordExpr,
                           Select, Subscript, Ternary, Unary, binary_depth, depth_of)
+from classad.functions.time_text import parse_abstime_text, parse_reltime_text
 from classad.limits import MAX_DEPTH, MAX_INT_DIGITS
 from classad.values import ERROR, UNDEFINED, wrap_int
 
@@ -219,7 +220,6 @@ def fold_call(call: Call, token: Token) -> Call:
     arg = call.args[0]
     if type(arg) is not Literal or type(arg.value) is not str:
         return call
-    from classad.functions.time_text import parse_abstime_text, parse_reltime_text
 
     if lname == "abstime":
         value = parse_abstime_text(arg.value)

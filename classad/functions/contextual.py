@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from classad import expr as e
 from classad import operators as ops
+from classad.errors import ClassAdParseError
 from classad.functions import builtin
+from classad.functions.regex import compile_pattern
+from classad.parser import parse_expression
+from classad.unparse import unparse_pretty
 from classad.values import ERROR, UNDEFINED
 
 
@@ -29,9 +33,7 @@ def debug(ctx, args):
 @builtin("eval", 1, lazy=True)
 def eval_(ctx, args):
     """Parse a string as an expression and evaluate it where ``eval`` was called."""
-    from classad.errors import ClassAdParseError
     from classad.evaluate import compile_expr
-    from classad.parser import parse_expression
 
     text = args[0](ctx)
     if type(text) is not str:
@@ -110,7 +112,6 @@ def _referenced_expression(ctx, node):
 @builtin("unparse", 1, lazy=True)
 def unparse(ctx, args):
     """The text of the expression of the attribute named by the argument."""
-    from classad.unparse import unparse_pretty
 
     node = args[0].node
     if type(node) is e.Select:
@@ -143,7 +144,6 @@ def unresolved(ctx, args):
     pattern = args[1](ctx)
     if type(pattern) is not str:
         return ERROR
-    from classad.functions.regex import compile_pattern
     rx = compile_pattern(pattern, "i")
     if rx is None:
         return ERROR
