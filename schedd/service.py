@@ -24,6 +24,7 @@ from daemoncore.wire.negotiator_routes import RESCHEDULE
 from schedd.ads import scheduler_totals, submitter_ads
 from schedd.errors import BadConstraintError, EventLogError
 from schedd.eventlog import Event, EventLogWriter, EventType
+from schedd.execution import Execution
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.stored import decode_entries, value_in
@@ -321,12 +322,8 @@ def _write_as_owner(writer: EventLogWriter, owner: str | None, events: list[Even
         raise EventLogError(f"event log {writer.path} not written: {exc}") from None
 
 
-def _execution_for(service: ScheddService):
-    """The execution side for ``service``, or None when ``schedd.execution`` is not there."""
-    try:
-        from schedd.execution import Execution
-    except ImportError:
-        return None
+def _execution_for(service: ScheddService) -> Execution:
+    """The execution side for ``service`` (claims, shadows, file transfer)."""
     return Execution(service)
 
 
