@@ -22,7 +22,7 @@ from schedd.queue import is_attribute_name
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description
 from schedd.submit.clientside import MAX_MEASURED_FILES
 from schedd.submit.cluster import DELETED, ExpandedCluster
-from schedd.submit.jobs import MAX_PROCS_PER_SUBMIT, classad_node
+from schedd.submit.jobs import classad_node
 
 #: Attributes the schedd alone sets on a new job; a client's values are dropped.
 SCHEDD_SET = ("ClusterId", "ProcId", "User", "Owner", "QDate", "GlobalJobId", "UidDomain")

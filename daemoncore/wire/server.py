@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from attrs import field, frozen
 from twisted.internet import task
-from twisted.internet.defer import maybeDeferred
+from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.web import server

@@ -4,7 +4,6 @@ while `roost q -better-analyze` names the Requirements clause that no slot meets
 
 from __future__ import annotations
 
-import os
 
 from tests.integration.conftest import roost
 from tests.integration.test_jobs_files import event_types, submitted_cluster

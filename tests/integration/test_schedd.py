@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.integration.conftest import isolated_env, roost
+from tests.integration.conftest import roost
 from tests.support.waiting import wait_for
 
 import bindings as htcondor

@@ -13,7 +13,7 @@ from daemoncore.security.accounts import current_account
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.auth import token_verifier
-from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound, Unreachable
+from daemoncore.wire.errors import BadRequest, Conflict, NotFound, Unreachable
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiRequest, ApiResource, make_site
 from schedd.eventlog import EventType

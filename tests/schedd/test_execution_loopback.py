@@ -24,7 +24,7 @@ from daemoncore.config import Config
 from daemoncore.security import issue_token
 from daemoncore.security.accounts import current_account
 from daemoncore.wire import schedd_routes, startd_routes
-from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.server import ApiResource, JsonReply, make_site

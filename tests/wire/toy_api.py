@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from twisted.internet.task import Clock
 
 from daemoncore.wire.errors import BadRequest
 from daemoncore.security import issue_token

@@ -1,7 +1,6 @@
 """Inputs and outputs that are not regular files, and sizes over the limit, are refused
 before anything reads them: a FIFO or a device would block the daemon or never end."""
 
-import io
 import os
 
 import pytest
