@@ -179,13 +179,19 @@ class DaemonService(service.MultiService):
         return None
 
 
-def write_address_file(path: str, address: str) -> None:
-    """Write ``<host:port>`` to ``path`` atomically, so a reader never sees half of it."""
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` under a temporary name and rename it into place, so
+    a reader sees the old file or the whole new one, never half of it."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     partial = f"{path}.{os.getpid()}.tmp"
     with open(partial, "w", encoding="utf-8") as out:
-        out.write(f"<{address}>\n")
+        out.write(text)
     os.replace(partial, path)
+
+
+def write_address_file(path: str, address: str) -> None:
+    """Write ``<host:port>`` to ``path`` atomically."""
+    write_atomically(path, f"<{address}>\n")
 
 
 def remove_quietly(path: str) -> None:

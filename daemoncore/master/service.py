@@ -12,7 +12,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from daemoncore.config import Config, ConfigError
-from daemoncore.daemon import DaemonService, DaemonSettings, remove_quietly
+from daemoncore.daemon import DaemonService, DaemonSettings, remove_quietly, write_atomically
 from daemoncore.master.backoff import BackoffPolicy
 from daemoncore.master.processes import ProcessSpawner
 from daemoncore.master.routes import DAEMONS
@@ -74,12 +74,7 @@ class MasterService(DaemonService):
 
 def write_pool_file(path: str, facts: dict) -> None:
     """Write the pool's address file (JSON) atomically."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    partial = f"{path}.{os.getpid()}.tmp"
-    with open(partial, "w", encoding="utf-8") as out:
-        json.dump(facts, out, indent=2)
-        out.write("\n")
-    os.replace(partial, path)
+    write_atomically(path, json.dumps(facts, indent=2) + "\n")
 
 
 def supervised_daemons(config: Config) -> list[str]:
