@@ -236,10 +236,8 @@ class ScheddService(DaemonService):
             entries = decode_entries(cluster_text, _LOG_KEYS)
             entries.update(decode_entries(row.attrs, _LOG_KEYS))
             return log_target(entries)
-        found = self.queue.db.db.execute(
-            "SELECT attrs FROM history WHERE cluster_id = ? AND proc_id = ? ORDER BY rowid DESC LIMIT 1",
-            [job_id.cluster, job_id.proc]).fetchone()
-        return log_target(decode_entries(found[0], _LOG_KEYS)) if found else None
+        found = self.queue.db.history_attrs(job_id.cluster, job_id.proc)
+        return log_target(decode_entries(found, _LOG_KEYS)) if found else None
 
     def _log_for(self, job_id: JobId) -> LogTarget | None:
         target = self._cluster_log(job_id.cluster)

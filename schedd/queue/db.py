@@ -121,6 +121,13 @@ class QueueDatabase:
             [cluster_id, proc_id]).fetchone()
         return _job_row(row) if row else None
 
+    def history_attrs(self, cluster_id: int, proc_id: int) -> str | None:
+        """The stored attributes of the newest history record of one job, or None."""
+        row = self.db.execute(
+            "SELECT attrs FROM history WHERE cluster_id = ? AND proc_id = ? ORDER BY rowid DESC LIMIT 1",
+            [cluster_id, proc_id]).fetchone()
+        return row[0] if row else None
+
     def find_jobs(self, cluster_id: int | None = None, owner: str | None = None,
                   page_size: int = PAGE_SIZE, status: int | None = None,
                   first_page: int | None = None) -> Iterator[JobRow]:
