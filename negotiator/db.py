@@ -74,10 +74,5 @@ class AccountantDatabase:
             if last_update is not None:
                 self.db[META].upsert({"key": _LAST_UPDATE, "value": last_update}, pk="key")
 
-    def delete_customer(self, name: str) -> None:
-        """Forget one customer."""
-        with self.db.atomic():
-            self.db[CUSTOMERS].delete_where("name = ?", [name])
-
     def close(self) -> None:
         self.db.close()

@@ -28,9 +28,6 @@ from startd.slot_types import SlotPlan
 from startd.states import SlotStatus, State, apply_event
 
 UNKNOWN_CLAIM = "no slot holds this ClaimId (it was never issued, or the claim has ended)"
-DEFAULT_REQUESTS = {"RequestCpus": 1, "RequestMemory": 0, "RequestDisk": 0, "RequestGPUs": 0}
-
-
 class SlotKind(str, enum.Enum):
     """HTCondor's ``SlotType`` values."""
 

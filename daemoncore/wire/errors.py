@@ -62,10 +62,6 @@ class HeadersTooLarge(ApiError, status=431, code="headers_too_large"):
     """The request's headers are longer or more numerous than the daemon reads (431)."""
 
 
-class NotReady(ApiError, status=503, code="not_ready"):
-    """The daemon cannot answer yet (503)."""
-
-
 class RemoteError(Exception):
     """A daemon answered with a JSON error; carries its status, code and message."""
 

@@ -228,10 +228,6 @@ def file_list(text: str | None) -> list[str]:
     return [f for f in re.split(r"[,\s]+", string_value(text)) if f]
 
 
-_CONTAINER_KINDS = (("docker://", "HasDockerURL", "WantDockerImage"),
-                    (".sif", "HasSIF", "WantSIF"))
-
-
 def container(r: RuleReader) -> None:
     if universe_of(r) != "container":
         return

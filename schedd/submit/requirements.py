@@ -9,9 +9,6 @@ from schedd.submit.values import Expr
 _VERSION_CHECK = 'versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
 _DEFERRAL = ("TARGET.HasJobDeferral && (((time() + ScheddInterval) >= (DeferralTime - "
              "DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))")
-_SYSTEM = {"universe", "arch", "opsys"}
-
-
 def mentions(text: str, pattern: str) -> bool:
     return re.search(r"(?<![\w$])(?:TARGET\.)?" + pattern + r"(?![\w])", text, re.I) is not None
 

@@ -43,11 +43,6 @@ class TransferStats:
     bytes: int = 0
     uploads: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def size_mb(self) -> int:
-        """Payload size in MiB, rounded up, as in ``TransferInputSizeMB``."""
-        return -(-self.bytes // (1 << 20))
-
 
 @frozen
 class Placement:

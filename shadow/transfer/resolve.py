@@ -107,11 +107,6 @@ def resolve_outputs(plan: OutputPlan, sandbox: str, snapshot: Snapshot | None = 
     return items
 
 
-def total_bytes(items: list[PackItem]) -> int:
-    """The summed size of the regular files among ``items``."""
-    return sum(os.stat(item.source).st_size for item in items if not item.is_dir)
-
-
 def _new_files(root: str, snapshot: Snapshot) -> list[PackItem]:
     items = []
     for name, now in sorted(snapshot_sandbox(root).items()):
