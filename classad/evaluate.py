@@ -363,9 +363,9 @@ def _compile_chain(node: e.Binary) -> Compiled:
     ops_used = {op for op, _ in rest}
     rights = list(map(compile_expr, (right for _, right in rest)))
     if ops_used == {"&&"}:
-        return _compile_and_chain(first_fn, rights)
+        return _compile_logic_chain(first_fn, rights, True, False, _and_step)
     if ops_used == {"||"}:
-        return _compile_or_chain(first_fn, rights)
+        return _compile_logic_chain(first_fn, rights, False, True, _or_step)
     steps = [(_STEPS.get(op) or _generic_step(op), fn) for (op, _), fn in zip(rest, rights)]
 
     def chain(ctx):
@@ -376,36 +376,22 @@ def _compile_chain(node: e.Binary) -> Compiled:
     return chain
 
 
-def _compile_and_chain(first: Compiled, rights: list) -> Compiled:
-    def and_chain(ctx):
+def _compile_logic_chain(first: Compiled, rights: list, neutral: bool, absorbing: bool, step) -> Compiled:
+    """A chain of ``&&`` (neutral True, absorbing False) or of ``||`` (the reverse):
+    booleans take the fast path, anything else goes through ``step``'s full rules."""
+    def logic_chain(ctx):
         a = first(ctx)
         for right in rights:
-            if a is True:
+            if a is neutral:
                 a = right(ctx)
                 if type(a) is not bool:
-                    a = _and_step(True, right, ctx, a)
-            elif a is False:
-                return False
+                    a = step(neutral, right, ctx, a)
+            elif a is absorbing:
+                return absorbing
             else:
-                a = _and_step(a, right, ctx)
+                a = step(a, right, ctx)
         return a
-    return and_chain
-
-
-def _compile_or_chain(first: Compiled, rights: list) -> Compiled:
-    def or_chain(ctx):
-        a = first(ctx)
-        for right in rights:
-            if a is False:
-                a = right(ctx)
-                if type(a) is not bool:
-                    a = _or_step(False, right, ctx, a)
-            elif a is True:
-                return True
-            else:
-                a = _or_step(a, right, ctx)
-        return a
-    return or_chain
+    return logic_chain
 
 
 def _and_step(a, right: Compiled, ctx, b=NOT_CONSTANT):
