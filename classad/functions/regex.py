@@ -51,8 +51,27 @@ class TimedPattern:
         return self.rx.match(target, pos, timeout=self._left())
 
 
-@functools.lru_cache(maxsize=1024)
+#: Patterns up to this long are kept compiled (1024 of them); longer ones are compiled
+#: each time, so the cache stays small whatever patterns requests bring.
+MAX_CACHED_PATTERN = 4096
+#: A longer pattern is refused as invalid: compiling has no time budget of its own.
+MAX_PATTERN = 65536
+
+
 def _compiled(pattern: str, flags: int) -> regex.Pattern | None:
+    if len(pattern) > MAX_PATTERN:
+        return None
+    if len(pattern) <= MAX_CACHED_PATTERN:
+        return _cached(pattern, flags)
+    return _compile(pattern, flags)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached(pattern: str, flags: int) -> regex.Pattern | None:
+    return _compile(pattern, flags)
+
+
+def _compile(pattern: str, flags: int) -> regex.Pattern | None:
     try:
         return regex.compile(pattern, flags)
     except (regex.error, OverflowError, RecursionError, ValueError):

@@ -303,3 +303,15 @@ def test_probe_json(expr: str, edits) -> None:
     body = expr.replace("\\", "\\\\").replace('"', '\\"')
     _survives(_mutate(f'{{"Requirements": "\\/Expr({body})\\/", "n": [1, {{"m": 2}}]}}', edits),
               ParserType.JSON)
+
+
+def test_a_pattern_over_the_length_bound_is_invalid_and_long_ones_are_not_kept():
+    """A pattern longer than MAX_PATTERN is refused as invalid (compiling has no budget);
+    one between the two bounds still works but is not kept compiled."""
+    from classad.functions import regex as rx
+
+    long_pattern = "a" * (rx.MAX_CACHED_PATTERN + 1)
+    before = rx._cached.cache_info().currsize
+    assert rx.compile_pattern(long_pattern, "") is not None
+    assert rx._cached.cache_info().currsize == before
+    assert rx.compile_pattern("a" * (rx.MAX_PATTERN + 1), "") is None
