@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import time
 
 import attrs
 
@@ -36,16 +37,30 @@ def can_switch_user() -> bool:
     return os.geteuid() == 0
 
 
+#: How long a found account is remembered: the schedd looks one up at every transfer
+#: step and event, in its reactor, and the lookup may go to a directory service.
+ACCOUNT_MEMORY_SECONDS = 60.0
+_MAX_REMEMBERED = 1024
+_remembered: dict[str, tuple[float, Account]] = {}
+
+
 def local_account(name: str) -> Account | None:
     """The local account called ``name`` (with its supplementary groups), or None when
-    this host has none by that name."""
+    this host has none by that name. Found accounts are remembered for a minute."""
     if not name or "\x00" in name or "/" in name:
         return None
+    now = time.monotonic()
+    known = _remembered.get(name)
+    if known is not None and now - known[0] < ACCOUNT_MEMORY_SECONDS:
+        return known[1]
     try:
-        entry = pwd.getpwnam(name)
+        account = _account(pwd.getpwnam(name))
     except (KeyError, UnicodeEncodeError):
         return None
-    return _account(entry)
+    if len(_remembered) >= _MAX_REMEMBERED:
+        _remembered.clear()
+    _remembered[name] = (now, account)
+    return account
 
 
 def account_of_uid(uid: int) -> Account | None:
