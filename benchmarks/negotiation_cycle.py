@@ -16,7 +16,7 @@ from twisted.internet.task import Clock
 
 from classad import ClassAd
 from negotiator.accountant import Accountant
-from negotiator.autocluster import build_autoclusters, resource_requests, significant_attributes
+from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 from negotiator.cycle import Submitter, negotiate
 from negotiator.db import AccountantDatabase
 

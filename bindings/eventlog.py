@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
-from schedd.errors import EventLogError
-from schedd.eventlog import MY_TYPES
-from schedd.eventlog import EventType as JobEventType
+from jobmodel.errors import EventLogError
+from jobmodel.eventlog import MY_TYPES
+from jobmodel.eventlog import EventType as JobEventType
 
 _HEADER = re.compile(
     r"(?P<num>\d{3}) \((?P<cluster>-?\d+)\.(?P<proc>-?\d+)\.(?P<subproc>-?\d+)\) "

@@ -17,8 +17,8 @@ import attrs
 from attrs import frozen
 
 from classad import ClassAd
+from daemoncore.wire.resource_request import ResourceRequest
 from negotiator.accountant import NO_GROUP, Accountant, group_of
-from negotiator.autocluster import ResourceRequest
 from negotiator.groups import GroupSettings, allocations
 from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
 

@@ -28,7 +28,8 @@ from classad.matching import requirements_accept
 from classad.references import references
 from classad.values import ERROR, UNDEFINED
 
-from negotiator.autocluster import ExpressionTexts, ResourceRequest, attribute_key
+from classad.signature import ExpressionTexts, attribute_key
+from daemoncore.wire.resource_request import ResourceRequest
 
 DEFAULT_PRE_JOB_RANK = (
     "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus) - Memory"

@@ -10,9 +10,8 @@ What is expected of the ads (HTCondor's attribute names):
 * a Machine ad has ``Name``; its startd's address is ``StartdIpAddr`` (else
   ``MyAddress``); its private ad (same ``Name``) holds ``ClaimId``; a claimed slot
   charges ``AccountingGroup`` (else ``RemoteOwner``) its ``SLOT_WEIGHT``;
-* a resource request line (``RESOURCE_REQUESTS``) is
-  ``{"request_id": text, "count": n, "ad": job ad, "job_ids": ["c.p", ...]}``, the
-  job ids optional and in the order the schedd would run them.
+* a resource request line (``RESOURCE_REQUESTS``) is read by
+  :mod:`daemoncore.wire.resource_request`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from classad import ClassAd, ExprTree
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.address import parse_address
 from daemoncore.wire.errors import BadRequest
-from negotiator.autocluster import ResourceRequest
+from daemoncore.wire.resource_request import ResourceRequest, request_from_json
 from negotiator.cycle import Match
 from negotiator.errors import NegotiatorError
 
@@ -167,20 +166,10 @@ def resource_requests(lines: Iterable[object], target: SubmitterTarget) -> list[
         where = f"resource request {index} from the schedd at {target.schedd_address} for {target.name}"
         if index >= MAX_REQUESTS_PER_SUBMITTER:
             raise ScheddAnswerError(f"{where}: more than {MAX_REQUESTS_PER_SUBMITTER} requests in one answer")
-        if not isinstance(line, dict):
-            raise ScheddAnswerError(f"{where}: expected a JSON object, got {type(line).__name__}")
-        request_id, count, job_ids = line.get("request_id"), line.get("count"), line.get("job_ids") or []
-        if not isinstance(request_id, str) or not request_id:
-            raise ScheddAnswerError(f"{where}: request_id must be a non-empty string, got {request_id!r}")
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise ScheddAnswerError(f"{where}: count must be a whole number 0 or more, got {count!r}")
-        if not isinstance(job_ids, list) or not all(isinstance(j, str) for j in job_ids):
-            raise ScheddAnswerError(f"{where}: job_ids must be a list of \"cluster.proc\" strings")
         try:
-            ad = ad_from_json(line.get("ad"), f"{where}: ad")
+            found.append(request_from_json(line, target.name, target.schedd_address, where))
         except BadRequest as exc:
             raise ScheddAnswerError(str(exc)) from None
-        found.append(ResourceRequest(request_id, target.name, target.schedd_address, count, ad, tuple(job_ids)))
     return found
 
 

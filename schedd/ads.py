@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from schedd.states import JobStatus
+from jobmodel.states import JobStatus
 
 Totals = Mapping[str | None, Mapping[JobStatus, int]]
 

@@ -14,7 +14,7 @@ from attrs import field, frozen
 
 from classad import ClassAd
 from classad.matching import symmetric_match
-from schedd.states import JobId
+from jobmodel.states import JobId
 
 #: HTCondor's default ``CLAIM_WORKLIFE``: a claim takes no new job after 20 minutes.
 DEFAULT_CLAIM_WORKLIFE = 1200.0

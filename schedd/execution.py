@@ -25,12 +25,13 @@ from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, NotFound
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_more_jobs, next_job_for
-from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, request_line, requests_for
-from schedd.errors import InvalidTransitionError
-from schedd.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
+from daemoncore.wire.resource_request import request_to_json
+from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
+from jobmodel.errors import InvalidTransitionError
+from jobmodel.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
 from shadow.owner_rights import INPUT, as_owner, job_account
-from shadow.transfer import TransferError
-from shadow.transfer.urls import with_presigned_inputs
+from transfer import TransferError
+from transfer.urls import with_presigned_inputs
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 
 IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
@@ -171,7 +172,7 @@ class Execution(app_service.Service):
             del self._requests[request_id]
         for each in found:
             self._requests[each.request_id] = each.job_ids
-        return StreamReply(request_line(each) for each in found)
+        return StreamReply(request_to_json(each) for each in found)
 
     def matches(self, request: ApiRequest) -> JsonReply:
         """MATCHES: pick a job for each match and start claiming its slot."""

@@ -12,10 +12,11 @@ from attrs import field, frozen
 
 from classad import ClassAd
 from classad.matching import symmetric_match
-from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.errors import BadRequest
-from negotiator.autocluster import ResourceRequest, build_autoclusters, resource_requests, significant_attributes
-from schedd.states import JobId
+from daemoncore.wire.resource_request import ResourceRequest
+from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
+from jobmodel.states import JobId
 
 #: At most this many matches in one MATCHES request.
 MAX_MATCHES = 100_000
@@ -38,11 +39,6 @@ def requests_for(idle_jobs: Iterable[tuple[JobId, ClassAd]], submitter: str, sch
     significant = significant_attributes((), extra=extra_significant)
     clusters = build_autoclusters(((str(job_id), ad) for job_id, ad in idle_jobs), significant)
     return resource_requests(clusters, submitter, schedd_address)
-
-
-def request_line(request: ResourceRequest) -> dict:
-    """A request as the negotiator reads it: ``{"request_id", "count", "ad"}``."""
-    return {"request_id": request.request_id, "count": request.count, "ad": ad_to_json(request.ad)}
 
 
 @frozen
@@ -109,5 +105,5 @@ def pick_job(match: Match, candidates: Iterable[JobId], is_free: Callable[[JobId
     return None
 
 
-__all__ = ["Match", "owner_of_submitter", "requests_for", "request_line", "parse_matches", "pick_job",
+__all__ = ["Match", "owner_of_submitter", "requests_for", "parse_matches", "pick_job",
            "MAX_MATCHES"]

@@ -15,8 +15,8 @@ import attrs
 
 from classad import ClassAd, ExprTree
 from classad.values import ERROR, UNDEFINED
-from schedd.errors import BadConstraintError
-from schedd.states import ACTIVE, ExitRecord, HoldCode, JobStatus, apply_changes, completions_after_exit, status_of
+from jobmodel.errors import BadConstraintError
+from jobmodel.states import ACTIVE, ExitRecord, HoldCode, JobStatus, apply_changes, completions_after_exit, status_of
 
 
 class PolicyAction(enum.Enum):

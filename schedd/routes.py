@@ -16,12 +16,12 @@ from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 
 from classad import ConstraintError, compile_constraint
 from classad import quote as quote_string
-from schedd.errors import (BadJobAdError, InvalidTransitionError, JobNotFoundError,
+from jobmodel.errors import (BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
 from schedd.intake import (ClusterToStore, IntakeError, checked_file_sizes, checked_iwd, checked_names, expand_description,
                            items_queue_args, owned_by, with_queue_args)
 from schedd.queue import JobAction, JobSelection
-from schedd.states import JobId, now_from
+from jobmodel.states import JobId, now_from
 from schedd.submit import SubmitError
 
 #: HTCondor's action names, as the bindings send them, and what each does here.

@@ -1,5 +1,5 @@
-"""The submit-side agent of one running job, living inside the schedd: file
-transfer (sandbox, URLs, S3), watching the job, recording its exit, and putting it
+"""The submit-side agent of one running job, living inside the schedd: moving the
+job's files (through the shared ``transfer`` package), watching the job, recording its exit, and putting it
 back in the queue to restart elsewhere when its machine is lost.
 """
 

@@ -22,8 +22,8 @@ from attrs import frozen
 import classad
 from daemoncore.security.accounts import Account, can_switch_user, local_account
 from daemoncore.security.acting_as import acting_as
-from shadow.transfer.errors import TRANSFER_INPUT_FAILED, TRANSFER_OUTPUT_FAILED, TransferError
-from shadow.transfer.plan import InputPlan, job_name, string_attr
+from transfer.errors import TRANSFER_INPUT_FAILED, TRANSFER_OUTPUT_FAILED, TransferError
+from transfer.plan import InputPlan, job_name, string_attr
 
 _T = TypeVar("_T")
 

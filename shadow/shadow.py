@@ -27,15 +27,15 @@ from classad import ClassAd
 from daemoncore.security.accounts import Account
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from daemoncore.wire.server import StreamReply
-from schedd import states
-from schedd.errors import InvalidTransitionError, JobNotFoundError
-from schedd.eventlog import Event, EventType, format_usage
-from schedd.states import ExitRecord, JobId, JobStatus, Transition, now_from
-from shadow.transfer import (TransferError, input_attributes, input_plan, output_attributes, output_plan,
+from jobmodel import states
+from jobmodel.errors import InvalidTransitionError, JobNotFoundError
+from jobmodel.eventlog import Event, EventType, format_usage
+from jobmodel.states import ExitRecord, JobId, JobStatus, Transition, now_from
+from transfer import (TransferError, input_attributes, input_plan, output_attributes, output_plan,
                              receive_output, send_input)
 from shadow.owner_rights import (INPUT, OUTPUT, as_owner, chunks_as_owner, input_touches_files, job_account,
                                  staging_directory)
-from shadow.transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_small
+from transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_small
 
 #: HTCondor's default ``JobLeaseDuration`` (40 minutes).
 DEFAULT_LEASE_SECONDS = 2400.0
@@ -146,7 +146,7 @@ def record_run(ad: ClassAd, usage: Mapping[str, int | float], wall_seconds: floa
 
 
 def started_on(ad: ClassAd, execute_host: str, clock, slot_name: str | None = None) -> Transition:
-    """:func:`schedd.states.start`, also counting the shadow's start
+    """:func:`jobmodel.states.start`, also counting the shadow's start
     (``NumShadowStarts``, ``JobRunCount``)."""
     result = states.start(ad, execute_host, clock, slot_name=slot_name)
     changes = dict(result.changes)

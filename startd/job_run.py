@@ -25,10 +25,9 @@ from twisted.logger import Logger
 from daemoncore.security.accounts import Account
 from daemoncore.security.acting_as import acting_as
 from daemoncore.wire.errors import RemoteError, Unreachable
-from shadow.transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
-from shadow.transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
-from shadow.transfer.inline import sandbox_is_small, stream_is_small
-from shadow.transfer.resolve import snapshot_sandbox
+from transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
+from transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
+from transfer.inline import sandbox_is_small, stream_is_small
 from startd import sandbox as sb
 from startd.errors import StarterError
 from startd.job_account import JobAccount
@@ -202,8 +201,6 @@ class JobRun:
             subcode = exc.errno if isinstance(exc, OSError) and exc.errno else 0
             return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
                                                     f" {exc}", FAILED_TO_CREATE_PROCESS, subcode))
-        snapshot.update({n: v for n, v in snapshot_sandbox(self.sandbox).items()
-                         if n in (sb.JOB_AD_FILE, sb.MACHINE_AD_FILE)})
         # the job runs while the execute report travels; every later report waits for it
         reported = Deferred.fromCoroutine(self._report("execute", self.execute_attrs))
         reported.addCallback(self._execute_reported)

@@ -1,11 +1,10 @@
-"""A job's sandbox under the execute directory: made, filled with inputs, scanned for
-outputs, and removed; plus start-up removal of sandboxes a previous run left behind.
+"""A job's sandbox under the execute directory: made, given the job's and machine's
+ads, and removed; plus start-up removal of sandboxes a previous run left behind.
 
 Sandboxes are ``dir_<job>_<token>`` directories (mode 0700) owned by the account the
 job runs as; when the startd runs as root, the execute directory itself is root's and
-mode 0711, so no job can list it or enter another job's sandbox. Output is what the job
-names in ``TransferOutput``, else every new or changed top-level file, renamed by
-``TransferOutputRemaps`` (``name = new/name; other = x``). No path may leave the sandbox.
+mode 0711, so no job can list it or enter another job's sandbox. What goes in and comes
+out is file transfer's business (the ``transfer`` package); no path may leave the sandbox.
 """
 
 from __future__ import annotations
@@ -13,9 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Iterable
 
-import attrs
 import classad
 
 from daemoncore.security.accounts import Account, can_switch_user
@@ -23,22 +20,6 @@ from daemoncore.security.acting_as import acting_as
 from startd.errors import StarterError
 
 SANDBOX_PREFIX = "dir_"
-JOB_AD_FILE = ".job.ad"
-MACHINE_AD_FILE = ".machine.ad"
-STDOUT_FILE = "_condor_stdout"
-STDERR_FILE = "_condor_stderr"
-STARTER_FILES = frozenset({JOB_AD_FILE, MACHINE_AD_FILE, STDOUT_FILE, STDERR_FILE})
-
-Snapshot = dict[str, tuple[int, int]]
-
-
-@attrs.frozen
-class OutputFile:
-    """A file or directory of the sandbox to send back, and the name it gets on the submit side."""
-
-    source: str
-    destination: str
-    is_dir: bool = False
 
 
 def prepare_execute_dir(execute_dir: str) -> None:
@@ -100,25 +81,6 @@ def inside(sandbox: str, name: str, what: str) -> str:
     return path
 
 
-def place_inputs(sandbox: str, paths: Iterable[str]) -> None:
-    """Copy input files and directories in: ``dir/`` copies its contents, ``dir`` the directory.
-
-    Raises:
-        StarterError: an input does not exist.
-    """
-    for path in paths:
-        if not os.path.exists(path):
-            raise StarterError(f"input file {path!r} does not exist")
-        if os.path.isdir(path):
-            if path.endswith(os.sep):
-                shutil.copytree(path, sandbox, dirs_exist_ok=True, symlinks=True)
-            else:
-                shutil.copytree(path, os.path.join(sandbox, os.path.basename(path)), symlinks=True)
-        else:
-            shutil.copy2(path, os.path.join(sandbox, os.path.basename(path)))
-    os.chmod(sandbox, 0o700)  # copying a directory's contents in copies its mode too
-
-
 def write_ad_file(sandbox: str, name: str, ad: classad.ClassAd) -> str:
     """Write ``ad`` in the old syntax (what ``_CONDOR_JOB_AD`` readers expect) to
     ``name``, readable only by its owner (never through a symlink the inputs put there)."""
@@ -128,81 +90,6 @@ def write_ad_file(sandbox: str, name: str, ad: classad.ClassAd) -> str:
         os.fchmod(handle.fileno(), 0o600)
         handle.write(ad.printOld())
     return path
-
-
-def snapshot(sandbox: str) -> Snapshot:
-    """Modification time and size of each top-level entry, to tell what the job changed."""
-    entries: Snapshot = {}
-    with os.scandir(sandbox) as found:
-        for entry in found:
-            info = entry.stat(follow_symlinks=False)
-            entries[entry.name] = (info.st_mtime_ns, info.st_size)
-    return entries
-
-
-def parse_remaps(text: str) -> dict[str, str]:
-    """``a = b; c = d/e`` as {source: destination}.
-
-    Raises:
-        StarterError: an entry has no ``=``.
-    """
-    remaps = {}
-    for entry in (e.strip() for e in text.split(";")):
-        if not entry:
-            continue
-        source, sep, destination = entry.partition("=")
-        if not sep or not source.strip() or not destination.strip():
-            raise StarterError(f"TransferOutputRemaps: {entry!r} is not 'name = new name'")
-        remaps[source.strip()] = destination.strip()
-    return remaps
-
-
-def _string_attr(ad: classad.ClassAd, attr: str) -> str | None:
-    if attr not in ad:
-        return None
-    value = ad.eval(attr)
-    return value if isinstance(value, str) else None
-
-
-def output_files(sandbox: str, job: classad.ClassAd, before: Snapshot,
-                 skip: Iterable[str] = ()) -> tuple[list[OutputFile], list[str]]:
-    """What to send back (remapped), and the names the job listed that it never made.
-
-    Raises:
-        StarterError: a listed name or a remap leaves the sandbox.
-    """
-    listed = _string_attr(job, "TransferOutput")
-    remaps = parse_remaps(_string_attr(job, "TransferOutputRemaps") or "")
-    if listed is not None:
-        names = [n.strip().rstrip("/") for n in listed.split(",") if n.strip()]
-    else:
-        after = snapshot(sandbox)
-        ignored = STARTER_FILES | set(skip)
-        names = sorted(n for n, seen in after.items()
-                       if n not in ignored and before.get(n) != seen
-                       and os.path.isfile(os.path.join(sandbox, n)))
-    found, missing = [], []
-    for name in names:
-        path = inside(sandbox, name, "output file")
-        if not os.path.exists(path):
-            missing.append(name)
-            continue
-        destination = remaps.get(name, name)
-        if ".." in destination.split("/"):
-            raise StarterError(f"TransferOutputRemaps: {destination!r} may not contain '..'")
-        found.append(OutputFile(path, destination, os.path.isdir(path)))
-    return found, missing
-
-
-def copy_outputs(outputs: Iterable[OutputFile], destination_dir: str) -> None:
-    """Copy outputs to a local directory under their remapped names (a local stand-in for transfer)."""
-    for output in outputs:
-        target = os.path.join(destination_dir, output.destination)
-        os.makedirs(os.path.dirname(target) or destination_dir, exist_ok=True)
-        if output.is_dir:
-            shutil.copytree(output.source, target, dirs_exist_ok=True, symlinks=True)
-        else:
-            shutil.copy2(output.source, target)
 
 
 def remove_sandbox(path: str) -> None:

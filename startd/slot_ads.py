@@ -26,7 +26,7 @@ WITHIN_RESOURCE_LIMITS = (
     " : (TARGET.RequestGPUs ?: 0) <= MY.GPUs)")
 REQUIREMENTS = "MY.Start && MY.WithinResourceLimits"
 
-#: URL schemes the starter fetches and uploads (shadow.transfer.urls), as HTCondor lists
+#: URL schemes the starter fetches and uploads (transfer.urls), as HTCondor lists
 #: its transfer plugins; jobs with URL inputs require their scheme here.
 TRANSFER_PLUGIN_METHODS = "file,http,https,s3"
 

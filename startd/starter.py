@@ -22,6 +22,7 @@ from twisted.internet import defer, error, task
 from daemoncore.security.accounts import Account, can_switch_user
 from daemoncore.security.acting_as import acting_as
 from startd import sandbox as sb
+from transfer.plan import JOB_AD_NAME, MACHINE_AD_NAME, STDERR_NAME, STDOUT_NAME
 from startd.errors import StarterError
 from startd.job_command import job_argv, job_environment
 from startd.spawn import JobProcess
@@ -37,14 +38,12 @@ DEVNULL = "/dev/null"
 
 @attrs.frozen
 class JobOutcome:
-    """How the job ended, what it used, and what it left to send back."""
+    """How the job ended, what it used, and where its sandbox and standard streams are."""
 
     exit_code: int | None
     exit_by_signal: bool
     exit_signal: int | None
     usage: Usage
-    outputs: tuple[sb.OutputFile, ...]
-    missing_outputs: tuple[str, ...]
     sandbox: str
     stdout_path: str
     stderr_path: str
@@ -109,8 +108,6 @@ class _Launch:
     env: dict[str, str]
     fds: tuple[int, ...]
     stdio: tuple[str, str]
-    before: sb.Snapshot
-    skip: set[str]
 
 
 # Mutable: one job's run, which moves from sandbox to running to ended.
@@ -125,7 +122,7 @@ class Starter:
     process_class: type[JobProcess] = JobProcess
 
     def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
-                 input_files: tuple[str, ...] = (), vacate_time: float = DEFAULT_VACATE_TIME,
+                 vacate_time: float = DEFAULT_VACATE_TIME,
                  sample_interval: float = DEFAULT_SAMPLE_INTERVAL, sandbox: str | None = None,
                  transferred: bool = False, account: Account | None = None) -> None:
         self.reactor = reactor
@@ -133,7 +130,6 @@ class Starter:
         self.job = job
         self.machine_ad = machine_ad
         self.execute_dir = execute_dir
-        self.input_files = tuple(input_files)
         job_limit = job.eval("JobMaxVacateTime") if "JobMaxVacateTime" in job else None
         self.vacate_time = min(vacate_time, job_limit) if isinstance(job_limit, (int, float)) else vacate_time
         self.sample_interval = sample_interval
@@ -203,25 +199,21 @@ class Starter:
         self._sampler.clock = self.reactor
         self._first_sample = self.reactor.callLater(min(FIRST_SAMPLE_DELAY, self.sample_interval),
                                                     self._start_sampling)
-        return proc.ended.addCallback(self._finished, launch.before, launch.skip)
+        return proc.ended.addCallback(self._finished)
 
     def _prepare(self) -> "_Launch":
-        """Fill the sandbox and open the job's standard streams; run with the job
-        account's file rights, so a symlink among the inputs leads nowhere it could not go."""
-        sb.place_inputs(self.sandbox, self.input_files)
+        """Write the job's and machine's ads and open the job's standard streams; run with
+        the job account's file rights, so a symlink among the inputs leads nowhere it could not go."""
         executable = self._executable()
         argv = [executable, *job_argv(self.job)]
-        job_ad_path = sb.write_ad_file(self.sandbox, sb.JOB_AD_FILE, self.job)
-        machine_ad_path = sb.write_ad_file(self.sandbox, sb.MACHINE_AD_FILE, self.machine_ad)
+        job_ad_path = sb.write_ad_file(self.sandbox, JOB_AD_NAME, self.job)
+        machine_ad_path = sb.write_ad_file(self.sandbox, MACHINE_AD_NAME, self.machine_ad)
         env = self._environment(job_ad_path, machine_ad_path)
         stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL, self.transferred)
-        stdout = _stdio_path(self.sandbox, self.job, "Out", sb.STDOUT_FILE, self.transferred)
-        stderr = _stdio_path(self.sandbox, self.job, "Err", sb.STDERR_FILE, self.transferred)
+        stdout = _stdio_path(self.sandbox, self.job, "Out", STDOUT_NAME, self.transferred)
+        stderr = _stdio_path(self.sandbox, self.job, "Err", STDERR_NAME, self.transferred)
         if stdin != DEVNULL and not os.path.isfile(stdin):
             raise StarterError(f"job {self._label()}: standard input {stdin!r} does not exist")
-        before = sb.snapshot(self.sandbox)
-        skip = {os.path.basename(executable)} if not os.path.isabs(executable) or \
-            os.path.dirname(executable) == self.sandbox else set()
         fds: list[int] = []
         try:
             fds.append(os.open(stdin, os.O_RDONLY))
@@ -231,7 +223,7 @@ class Starter:
             for fd in fds:
                 os.close(fd)
             raise
-        return _Launch(executable, argv, env, tuple(fds), (stdout, stderr), before, skip)
+        return _Launch(executable, argv, env, tuple(fds), (stdout, stderr))
 
     def _start_sampling(self) -> None:
         if self.pid is not None and not self._sampler.running:
@@ -270,7 +262,7 @@ class Starter:
         self.stopped = True
         self._signal_tree(signal.SIGKILL)
 
-    def _finished(self, status: Exception, before: sb.Snapshot, skip: set[str]) -> JobOutcome:
+    def _finished(self, status: Exception) -> JobOutcome:
         if self._sampler is not None and self._sampler.running:
             self._sampler.stop()
         for call in (self._kill_call, self._first_sample):
@@ -281,15 +273,8 @@ class Starter:
         except (ProcessLookupError, PermissionError):
             pass
         code, signum = _exit_of(status)
-        try:
-            with acting_as(self.account):
-                outputs, missing = sb.output_files(self.sandbox, self.job, before, skip)
-        except (StarterError, OSError):
-            # the transfer resolver sends the outputs and holds the job naming a bad one;
-            # this listing must not end the run first (issue 10 folds the two together)
-            outputs, missing = [], []
         stdout, stderr = self._stdio
-        return JobOutcome(code, signum is not None, signum, self.usage, tuple(outputs), tuple(missing),
+        return JobOutcome(code, signum is not None, signum, self.usage,
                           self.sandbox, stdout, stderr, self.stopped)
 
     def remove_sandbox(self) -> None:

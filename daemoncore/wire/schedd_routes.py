@@ -36,9 +36,9 @@ MATCHES = Route("matches", "POST", "/v1/negotiate/matches", level="DAEMON")
 
 # A starter reporting on its job, authorised by the job's transfer key (header
 # X-Roost-Transfer-Key) on top of a DAEMON token.
-# GET input: answer is the input tar stream (shadow.transfer.send_input)
+# GET input: answer is the input tar stream (transfer.send_input)
 JOB_INPUT = Route("job_input", "GET", "/v1/jobs/{job_id}/input", level="DAEMON")
-# POST output: body is the output tar stream (shadow.transfer.send_output)
+# POST output: body is the output tar stream (transfer.send_output)
 JOB_OUTPUT = Route("job_output", "POST", "/v1/jobs/{job_id}/output", level="DAEMON")
 # POST update: {"event": "execute"|"usage"|"exit"|"evicted", "attrs": {...}}
 #   exit attrs: ExitCode, ExitBySignal, ExitSignal, RemoteUserCpu, RemoteSysCpu,

@@ -16,14 +16,14 @@ import attrs
 from classad import ClassAd, ExprTree, compile_constraint, is_everything
 from classad.convert import python_to_node
 from classad.expr import Literal
-from schedd import states
-from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
+from jobmodel import states
+from jobmodel.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, merge_texts, value_in
-from schedd.states import ClockLike, JobId, JobStatus, Transition, now_from
+from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 
 #: Rows in the first page of a query by status (later pages double).
 FIRST_STATUS_PAGE = 16
@@ -363,7 +363,7 @@ class JobQueue:
 
     def transition(self, job_id: JobId, make: Callable[..., Transition], *args: Any, **kwargs: Any) -> Transition:
         """Apply one state change computed by ``make(ad, *args, clock, **kwargs)`` (such as
-        :func:`schedd.states.start` or :func:`~schedd.states.removal_done`).
+        :func:`jobmodel.states.start` or :func:`~jobmodel.states.removal_done`).
 
         Raises:
             JobNotFoundError: no such job.
@@ -433,7 +433,7 @@ class JobQueue:
 
 
 def _stays(cluster: Entries, proc: Entries) -> bool:
-    """Whether a job stays in the queue (see :func:`schedd.states.leave_in_queue`),
+    """Whether a job stays in the queue (see :func:`jobmodel.states.leave_in_queue`),
     building the whole ad only when ``LeaveJobInQueue`` must be evaluated."""
     status = value_in(proc, "jobstatus")
     if status is None:

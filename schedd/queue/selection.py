@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from schedd.states import JobId
+from jobmodel.states import JobId
 
 
 @attrs.frozen

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.conftest import isolated_env, roost
-from tests.shadow.conftest import bucket, s3_client, s3_endpoint, s3_settings  # noqa: F401  (fixtures)
+from tests.support.servers import bucket, s3_client, s3_endpoint, s3_settings  # noqa: F401  (fixtures)
 
 SUBMIT = """executable = /bin/sh
 arguments = "-c 'wc -w < words.txt > count.txt'"

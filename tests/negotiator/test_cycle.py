@@ -6,7 +6,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from negotiator.accountant import Accountant, AccountantSettings
-from negotiator.autocluster import ResourceRequest
+from daemoncore.wire.resource_request import ResourceRequest
 from negotiator.cycle import CycleSettings, Submitter, negotiate
 from negotiator.db import AccountantDatabase
 from negotiator.groups import GroupSettings

@@ -1,7 +1,7 @@
 """Tests for negotiator.matchmaking: one request against the slots of a cycle."""
 
 from classad import ExprTree
-from negotiator.autocluster import ResourceRequest
+from daemoncore.wire.resource_request import ResourceRequest
 from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
 from tests.negotiator.pool_ads import job, partitionable_slot, static_slot
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bindings.eventlog import JobEventLog, JobEventType
-from schedd.errors import EventLogError
-from schedd.eventlog import Event, EventLogWriter, EventType
+from jobmodel.errors import EventLogError
+from jobmodel.eventlog import Event, EventLogWriter, EventType
 from tests.schedd.conftest import START
 
 DATA = Path(__file__).parent / "data"

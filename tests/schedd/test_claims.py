@@ -5,7 +5,7 @@ import pytest
 from classad import ClassAd, ExprTree
 from schedd.claims import (Claim, ClaimState, ClaimTable, accepts_more_jobs, job_fits_claim,
                            next_job_for)
-from schedd.states import JobId
+from jobmodel.states import JobId
 
 
 def slot(cpus=1, memory=1024, requirements="TARGET.RequestMemory <= MY.Memory"):

@@ -16,9 +16,9 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.errors import BadRequest, Conflict, NotFound, Unreachable
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiRequest, ApiResource, make_site
-from schedd.eventlog import EventType
+from jobmodel.eventlog import EventType
 from schedd.execution import Execution, lease_seconds_for
-from schedd.states import JobId, JobStatus
+from jobmodel.states import JobId, JobStatus
 from shadow.shadow import maybe_call
 from tests.schedd.conftest import cluster_ad, proc_ads
 from tests.support.deferreds import resolved

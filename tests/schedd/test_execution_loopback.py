@@ -28,11 +28,11 @@ from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
-from schedd.eventlog import Event, EventLogWriter, EventType
+from jobmodel.eventlog import Event, EventLogWriter, EventType
 from schedd.execution import Execution
 from schedd.queue import JobQueue
-from schedd.states import JobId, JobStatus
-from shadow.transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
+from jobmodel.states import JobId, JobStatus
+from transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration  # runs the global reactor, jobs and servers

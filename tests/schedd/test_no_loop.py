@@ -2,7 +2,7 @@
 
 from classad import ExprTree
 from schedd.policy import PolicyAction, exit_decision
-from schedd.states import ExitRecord, JobId, JobStatus, hold, removal_done, remove, start
+from jobmodel.states import ExitRecord, JobId, JobStatus, hold, removal_done, remove, start
 from tests.schedd.conftest import cluster_ad, proc_ads
 
 RETRY = "NumJobCompletions > JobMaxRetries || ExitCode is 0"

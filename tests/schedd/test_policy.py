@@ -3,9 +3,9 @@
 import pytest
 
 from classad import ClassAd, ExprTree
-from schedd.errors import BadConstraintError
+from jobmodel.errors import BadConstraintError
 from schedd.policy import PolicyAction, SystemPolicy, exit_decision, frozen_attributes, periodic_decision
-from schedd.states import ExitRecord, JobStatus
+from jobmodel.states import ExitRecord, JobStatus
 
 
 def job(status=JobStatus.IDLE, **exprs) -> ClassAd:

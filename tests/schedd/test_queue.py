@@ -6,12 +6,12 @@ import sqlite3
 import pytest
 
 from classad import ClassAd, ConstraintError, ExprTree
-from schedd.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
+from jobmodel.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
                            NotOwnerError, ProtectedAttributeError)
-from schedd.eventlog import EventType
+from jobmodel.eventlog import EventType
 from schedd.policy import SystemPolicy
 from schedd.queue import QUEUE_FILE, JobAction, JobQueue, JobSelection
-from schedd.states import ExitRecord, JobId, JobStatus, removal_done, start
+from jobmodel.states import ExitRecord, JobId, JobStatus, removal_done, start
 from tests.schedd.conftest import START, cluster_ad, proc_ads
 
 

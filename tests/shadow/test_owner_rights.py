@@ -19,11 +19,11 @@ import pytest
 import classad
 from daemoncore.security.accounts import local_account
 from daemoncore.wire.errors import Conflict
-from schedd.states import JobId, JobStatus
+from jobmodel.states import JobId, JobStatus
 from shadow import Shadow
 from shadow.owner_rights import INPUT, NoOwnerAccountError, as_owner, owner_account
-from shadow.transfer import input_plan, receive_input
-from shadow.transfer.errors import TRANSFER_INPUT_FAILED, TRANSFER_OUTPUT_FAILED, TransferError
+from transfer import input_plan, receive_input
+from transfer.errors import TRANSFER_INPUT_FAILED, TRANSFER_OUTPUT_FAILED, TransferError
 from tests.shadow.test_shadow import clock, host, output_of, queue, resolved, shadow_for  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
@@ -250,7 +250,7 @@ def test_a_file_url_input_is_read_with_the_readers_rights(area, owner, tmp_path)
     sandbox = area / "sandbox"
     sandbox.mkdir()
     os.chown(sandbox, owner.uid, owner.gid)
-    from shadow.transfer.archive import stream_of
+    from transfer.archive import stream_of
     with pytest.raises(TransferError) as caught:
         as_owner(owner, receive_input, stream_of([b"\0" * 1024]), str(sandbox), input_plan(ad))
     assert caught.value.hold_code == TRANSFER_INPUT_FAILED

@@ -10,12 +10,12 @@ import pytest
 import classad
 from daemoncore.security.accounts import current_account
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
-from schedd.eventlog import EventType
-from schedd.states import JobId, JobStatus
+from jobmodel.eventlog import EventType
+from jobmodel.states import JobId, JobStatus
 from shadow import Ending, Shadow
 from shadow.shadow import (exit_record_of, maybe_call, record_run, record_usage, terminated_event,
                            usage_of)
-from shadow.transfer import send_output
+from transfer import send_output
 from tests.support.deferreds import resolved
 from tests.support.schedd_queue import START, clock, queue  # noqa: F401 (fixtures)
 
@@ -115,7 +115,7 @@ def test_run_wall_clock_time_is_added_to_earlier_runs(clock):
 
 def test_terminated_event_carries_usage_and_requests(clock):
     """The 005 event gets the run's usage line and the job's requests for its table."""
-    from schedd.eventlog import Event, format_text
+    from jobmodel.eventlog import Event, format_text
     ad = classad.ClassAd({"RequestCpus": 1, "RequestMemory": 64, "BytesSent": 10, "BytesRecvd": 20})
     event = Event(EventType.JOB_TERMINATED, 1, 0, START, {"TerminatedNormally": True, "ReturnValue": 0})
     filled = terminated_event(event, ad, {"RemoteUserCpu": 61.0, "MemoryUsage": 5})

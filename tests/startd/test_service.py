@@ -141,7 +141,7 @@ def test_the_starter_runs_the_transferred_executable_and_exit_reports_wall_time(
     job = classad.ClassAd({"Cmd": "/home/alice/run.sh", "ClusterId": 1, "ProcId": 0})
     assert starter_job_ad(job, "run.sh")["Cmd"] == "run.sh"
     assert starter_job_ad(job, None)["Cmd"] == "/home/alice/run.sh"
-    outcome = JobOutcome(3, False, None, Usage(1.5, 0.25, 2048, 4096), (), (), "/x", "/x/o", "/x/e")
+    outcome = JobOutcome(3, False, None, Usage(1.5, 0.25, 2048, 4096), "/x", "/x/o", "/x/e")
     attrs = exit_attributes(outcome, 12.3456)
     assert (attrs["ExitCode"], attrs["ExitBySignal"], attrs["RemoteWallClockTime"]) == (3, False, 12.346)
     assert (attrs["RemoteUserCpu"], attrs["ResidentSetSize"], attrs["MemoryUsage"]) == (1.5, 2048, 2)

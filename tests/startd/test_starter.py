@@ -14,7 +14,10 @@ from twisted.trial import unittest
 
 from startd.errors import StarterError
 from startd.spawn import JobProcess
+from startd.sandbox import make_sandbox
 from startd.starter import Starter, gpu_environment
+from transfer import output_plan, resolve_outputs, snapshot_sandbox
+from transfer.errors import OutputMissingError
 from tests.support.waiting import wait_until
 
 
@@ -93,36 +96,46 @@ class StarterTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_job_ad_file_and_stdin_and_named_output(self):
         """The job reads its ad through _CONDOR_JOB_AD, stdin from In, and writes Out."""
-        source = self.mktemp()
-        with open(os.path.join(source, "in.txt"), "w") as handle:
+        box = make_sandbox(self.execute, "7.0")
+        with open(os.path.join(box, "in.txt"), "w") as handle:
             handle.write("from stdin\n")
         ad = job("/bin/sh", Arguments="-c 'cat; cat $_CONDOR_JOB_AD | grep ^ClusterId'",
                  In="in.txt", Out="out.txt", Err="err.txt")
-        outcome = yield self.starter(ad, input_files=(os.path.join(source, "in.txt"),)).start()
+        outcome = yield self.starter(ad, sandbox=box).start()
         self.assertEqual(outcome.stdout_path, os.path.join(outcome.sandbox, "out.txt"))
         self.assertEqual(read(outcome.stdout_path), "from stdin\nClusterId = 7\n")
+
+    def _filled_sandbox(self):
+        """A sandbox holding an input directory, and its snapshot as input transfer leaves it."""
+        box = make_sandbox(self.execute, "7.0")
+        os.makedirs(os.path.join(box, "data"))
+        with open(os.path.join(box, "x.csv"), "w") as handle:
+            handle.write("1\n")
+        return box, snapshot_sandbox(box)
 
     @defer.inlineCallbacks
     def test_new_files_are_outputs_and_remaps_rename_them(self):
         """Files the job makes are sent back, renamed by TransferOutputRemaps; inputs are not."""
-        source = self.mktemp()
-        os.makedirs(os.path.join(source, "data"))
-        with open(os.path.join(source, "data", "x.csv"), "w") as handle:
-            handle.write("1\n")
+        box, before = self._filled_sandbox()
         ad = job("/bin/sh", Arguments="-c 'echo r > result.txt; echo s > stats.txt; mkdir d'",
-                 TransferOutputRemaps="result.txt = renamed/final.txt")
-        outcome = yield self.starter(ad, input_files=(os.path.join(source, "data") + "/",)).start()
-        self.assertEqual(sorted((os.path.basename(o.source), o.destination) for o in outcome.outputs),
-                         [("result.txt", "renamed/final.txt"), ("stats.txt", "stats.txt")])
+                 TransferOutputRemaps="result.txt = renamed/final.txt", Iwd="/submit")
+        outcome = yield self.starter(ad, sandbox=box, transferred=True).start()
+        plan = output_plan(ad)
+        sent = resolve_outputs(plan, outcome.sandbox, before)
+        self.assertEqual(sorted((item.name, plan.target(item.name)) for item in sent),
+                         [("result.txt", "/submit/renamed/final.txt"), ("stats.txt", "/submit/stats.txt")])
 
     @defer.inlineCallbacks
-    def test_transfer_output_lists_what_to_send_and_reports_missing(self):
-        """TransferOutput names the outputs; a name the job never made is reported missing."""
-        ad = job("/bin/sh", Arguments="-c 'mkdir out; echo 1 > out/a; echo 2 > b'",
-                 TransferOutput="out, never.txt")
-        outcome = yield self.starter(ad).start()
-        self.assertEqual([(o.destination, o.is_dir) for o in outcome.outputs], [("out", True)])
-        self.assertEqual(outcome.missing_outputs, ("never.txt",))
+    def test_transfer_output_lists_what_to_send_and_names_a_missing_one(self):
+        """TransferOutput names the outputs; a name the job never made is an error naming it."""
+        box, before = self._filled_sandbox()
+        made = job("/bin/sh", Arguments="-c 'mkdir out; echo 1 > out/a; echo 2 > b'", TransferOutput="out")
+        outcome = yield self.starter(made, sandbox=box, transferred=True).start()
+        sent = resolve_outputs(output_plan(made), outcome.sandbox, before)
+        self.assertEqual([(item.name, item.is_dir) for item in sent], [("out", True), ("out/a", False)])
+        with self.assertRaises(OutputMissingError) as caught:
+            resolve_outputs(output_plan(job("/bin/true", TransferOutput="out, never.txt")), outcome.sandbox, before)
+        self.assertIn("'never.txt'", str(caught.exception))
 
     @defer.inlineCallbacks
     def test_vacate_kills_the_whole_process_tree(self):
@@ -199,11 +212,12 @@ class StarterTests(unittest.TestCase):
         self.assertIn("'/no/such/program' does not exist", str(caught.exception))
         self.assertEqual(os.listdir(self.execute), [])
 
-    def test_missing_input_is_a_clear_error(self):
-        """An input path that does not exist is named in the error."""
+    def test_missing_standard_input_is_a_clear_error(self):
+        """A job whose In file is not in its sandbox is refused, naming the file."""
         with self.assertRaises(StarterError) as caught:
-            self.starter(job("/bin/true"), input_files=("/no/such/input",)).start()
-        self.assertIn("/no/such/input", str(caught.exception))
+            self.starter(job("/bin/true", In="absent.txt")).start()
+        self.assertIn("absent.txt", str(caught.exception))
+        self.assertEqual(os.listdir(self.execute), [])
 
 
 def test_no_gpus_on_a_gpu_machine_hides_all_cards():

@@ -29,7 +29,7 @@ from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.errors import Forbidden, RemoteError
 from daemoncore.wire.server import ApiResource, JsonReply, StreamReply, make_site
-from shadow.transfer import receive_output, send_input
+from transfer import receive_output, send_input
 from tests.support.waiting import address_in, wait_until
 
 pytestmark = pytest.mark.integration  # real collector and startd processes

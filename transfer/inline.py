@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from shadow.transfer.plan import InputPlan, OutputPlan, is_url
+from transfer.plan import InputPlan, OutputPlan, is_url
 
 #: Payloads up to this size are packed or unpacked inline.
 INLINE_BYTES = 256 * 1024

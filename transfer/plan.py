@@ -19,11 +19,16 @@ from attrs import frozen
 
 import classad
 from classad.values import Value
-from shadow.transfer.errors import BadTransferPathError
+from transfer.errors import BadTransferPathError
 
 #: Sandbox names the starter writes the job's stdout and stderr to.
 STDOUT_NAME = "_condor_stdout"
 STDERR_NAME = "_condor_stderr"
+#: Sandbox names the starter writes the job's and the machine's ads to (``_CONDOR_JOB_AD``,
+#: ``_CONDOR_MACHINE_AD``); like the streams, they never come back as new files.
+JOB_AD_NAME = ".job.ad"
+MACHINE_AD_NAME = ".machine.ad"
+STARTER_NAMES = frozenset({STDOUT_NAME, STDERR_NAME, JOB_AD_NAME, MACHINE_AD_NAME})
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _NULL_DEVICE = "/dev/null"

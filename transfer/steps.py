@@ -22,12 +22,12 @@ from typing import BinaryIO
 from attrs import frozen
 
 import classad
-from shadow.transfer.archive import PART_SUFFIX, PackStream, TransferStats, into_directory, into_iwd, unpack
-from shadow.transfer.errors import (
+from transfer.archive import PART_SUFFIX, PackStream, TransferStats, into_directory, into_iwd, unpack
+from transfer.errors import (
     MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED, TransferError, TransferLimitError)
-from shadow.transfer.plan import InputPlan, input_plan, output_plan
-from shadow.transfer.resolve import Snapshot, resolve_inputs, resolve_outputs, snapshot_sandbox
-from shadow.transfer.urls import S3Settings, fetch_inputs, presign_inputs, s3_settings_from_job, upload_all
+from transfer.plan import InputPlan, input_plan, output_plan
+from transfer.resolve import Snapshot, resolve_inputs, resolve_outputs, snapshot_sandbox
+from transfer.urls import S3Settings, fetch_inputs, presign_inputs, s3_settings_from_job, upload_all
 
 _MIB = 1 << 20
 

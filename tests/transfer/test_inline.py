@@ -1,9 +1,9 @@
-"""Tests for shadow.transfer.inline: which transfer steps run without a thread."""
+"""Tests for transfer.inline: which transfer steps run without a thread."""
 
 import classad
-from shadow.transfer.inline import (INLINE_BYTES, input_send_is_light, outputs_go_to_urls, sandbox_is_small,
+from transfer.inline import (INLINE_BYTES, input_send_is_light, outputs_go_to_urls, sandbox_is_small,
                                     stream_is_small)
-from shadow.transfer.plan import input_plan, output_plan
+from transfer.plan import input_plan, output_plan
 
 
 def job(iwd, **attrs):

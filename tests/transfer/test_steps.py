@@ -1,4 +1,4 @@
-"""Tests for shadow.transfer.steps: a whole job's transfer, shadow to starter and
+"""Tests for transfer.steps: a whole job's transfer, shadow to starter and
 back, over a real OS pipe, with a real process as the job."""
 
 import os
@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import classad
-from shadow.transfer.errors import InputMissingError, OutputMissingError, TransferLimitError
-from shadow.transfer.steps import (
+from transfer.errors import InputMissingError, OutputMissingError, TransferLimitError
+from transfer.steps import (
     input_attributes, output_attributes, receive_input, receive_output, send_input, send_output)
 
 

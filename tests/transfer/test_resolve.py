@@ -1,4 +1,4 @@
-"""Tests for shadow.transfer.resolve: plans turned into real files on disk."""
+"""Tests for transfer.resolve: plans turned into real files on disk."""
 
 import errno
 import os
@@ -6,9 +6,9 @@ import os
 import pytest
 
 import classad
-from shadow.transfer.errors import BadTransferPathError, InputMissingError, OutputMissingError
-from shadow.transfer.plan import STDOUT_NAME, input_plan, output_plan
-from shadow.transfer.resolve import resolve_inputs, resolve_outputs, snapshot_sandbox
+from transfer.errors import BadTransferPathError, InputMissingError, OutputMissingError
+from transfer.plan import STDOUT_NAME, input_plan, output_plan
+from transfer.resolve import resolve_inputs, resolve_outputs, snapshot_sandbox
 
 
 @pytest.fixture
@@ -81,7 +81,8 @@ def test_trailing_slash_on_a_file_is_an_error(iwd):
 
 
 def test_default_output_is_new_or_changed_top_level_files(tmp_path):
-    """Without TransferOutput only top-level files made or changed after the snapshot come back."""
+    """Without TransferOutput only top-level files made or changed after the snapshot come
+    back, never the ads the starter wrote for the job."""
     box = tmp_path / "box"
     (box / "subdir").mkdir(parents=True)
     (box / "input.dat").write_text("in")
@@ -91,6 +92,8 @@ def test_default_output_is_new_or_changed_top_level_files(tmp_path):
     (box / "new.txt").write_text("new")
     (box / "subdir" / "deep.txt").write_text("not scanned")
     (box / STDOUT_NAME).write_text("hello\n")
+    (box / ".job.ad").write_text("ClusterId = 1\n")  # the starter's, written after the snapshot
+    (box / ".machine.ad").write_text("Cpus = 1\n")
     plan = output_plan(classad.ClassAd({"ClusterId": 1, "ProcId": 0, "Iwd": "/x", "Out": "o"}))
     assert names(resolve_outputs(plan, str(box), snap)) == [
         (STDOUT_NAME, False), ("input.dat", False), ("new.txt", False)]

@@ -14,10 +14,9 @@ from typing import Iterator
 
 from attrs import frozen
 
-from shadow.transfer.errors import (
+from transfer.errors import (
     BadTransferPathError, InputMissingError, OutputMissingError)
-from shadow.transfer.plan import (
-    STDERR_NAME, STDOUT_NAME, InputPlan, OutputPlan)
+from transfer.plan import STARTER_NAMES, STDERR_NAME, STDOUT_NAME, InputPlan, OutputPlan
 
 #: Top-level sandbox files and their (size, mtime_ns) when the job started.
 Snapshot = dict[str, tuple[int, int]]
@@ -110,7 +109,7 @@ def resolve_outputs(plan: OutputPlan, sandbox: str, snapshot: Snapshot | None = 
 def _new_files(root: str, snapshot: Snapshot) -> list[PackItem]:
     items = []
     for name, now in sorted(snapshot_sandbox(root).items()):
-        if name in (STDOUT_NAME, STDERR_NAME) or snapshot.get(name) == now:
+        if name in STARTER_NAMES or snapshot.get(name) == now:
             continue
         items.append(PackItem(os.path.join(root, name), name))
     return items

@@ -1,6 +1,6 @@
 """Grouping idle jobs into resource requests: jobs whose significant attributes are
 the same can only match the same slots, so the negotiator matches one representative
-with a count instead of every job.
+with a count instead of every job. The schedd builds them, as HTCondor's does.
 
 The significant attributes are those matching can read from a job: the names slot
 ads refer to on the other side (``TARGET.x``, or a name the slot does not define),
@@ -19,7 +19,8 @@ from attrs import frozen
 from classad import ClassAd, ExprTree
 from classad.expr import Literal
 from classad.references import references
-from classad.unparse import unparse_expr
+from classad.signature import ExpressionTexts, attribute_key
+from daemoncore.wire.resource_request import ResourceRequest
 
 REQUEST_ATTRIBUTES = (
     "Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "RequestGPUs",
@@ -41,18 +42,6 @@ class AutoCluster:
     @property
     def count(self) -> int:
         return len(self.job_ids)
-
-
-@frozen
-class ResourceRequest:
-    """What a schedd asks the negotiator for: ``count`` slots for jobs like ``ad``."""
-
-    request_id: str
-    submitter: str
-    schedd_address: str
-    count: int = attrs.field(validator=attrs.validators.ge(0))
-    ad: ClassAd = attrs.field(eq=False)
-    job_ids: tuple[str, ...] = ()
 
 
 def _other_side_names(ad: ClassAd, node) -> list[str]:
@@ -90,22 +79,6 @@ def significant_attributes(slot_ads: Iterable[ClassAd], expressions: Iterable = 
     return frozenset(names)
 
 
-class ExpressionTexts:
-    """Unparsed text of expression trees, remembered by identity: jobs of one cluster
-    share their trees, so each is printed once. Mutable because it fills as it goes."""
-
-    def __init__(self) -> None:
-        self._texts: dict[int, tuple[object, str]] = {}
-
-    def text(self, node) -> str:
-        hit = self._texts.get(id(node))
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        text = unparse_expr(node)
-        self._texts[id(node)] = (node, text)
-        return text
-
-
 _EMPTY = ClassAd()
 _OWN_NAMES: dict[int, tuple[object, tuple[str, ...]]] = {}
 
@@ -140,27 +113,11 @@ def _closure(job: ClassAd, significant: frozenset[str]) -> list[str]:
     return sorted(found)
 
 
-def attribute_key(key: str, node, texts: ExpressionTexts) -> tuple:
-    """One attribute as a hashable signature part: its literal value, else its text."""
-    if type(node) is Literal:
-        value = node.value
-        return (key, type(value).__name__, value if _hashable(value) else repr(value))
-    return (key, "expr", texts.text(node))
-
-
 def signature_of(job: ClassAd, significant: frozenset[str], texts: ExpressionTexts | None = None) -> tuple:
     """The tuple two jobs share exactly when they match alike."""
     texts = texts or ExpressionTexts()
     entries = job.entries_by_key()
     return tuple(attribute_key(key, entries[key].expr, texts) for key in _closure(job, significant))
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def build_autoclusters(jobs: Iterable[tuple[str, ClassAd]] | Mapping[str, ClassAd],

@@ -20,9 +20,9 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 
 from attrs import define, field, frozen
 
-from shadow.transfer.errors import TransferError, TransferLimitError, UnsafeArchiveError
-from shadow.transfer.plan import OutputPlan, is_url
-from shadow.transfer.resolve import PackItem, regular_file_size
+from transfer.errors import TransferError, TransferLimitError, UnsafeArchiveError
+from transfer.plan import OutputPlan, is_url
+from transfer.resolve import PackItem, regular_file_size
 
 #: The pax header holding a member's SHA-256 hex digest.
 CHECKSUM_HEADER = "ROOST.sha256"

@@ -1,10 +1,10 @@
-"""Tests for shadow.transfer.plan: input and output plans read from job ads."""
+"""Tests for transfer.plan: input and output plans read from job ads."""
 
 import pytest
 
 import classad
-from shadow.transfer.errors import BadTransferPathError
-from shadow.transfer.plan import (
+from transfer.errors import BadTransferPathError
+from transfer.plan import (
     STDERR_NAME, STDOUT_NAME, InputFile, OutputFile, UrlInput, input_plan, output_plan,
     parse_remaps)
 

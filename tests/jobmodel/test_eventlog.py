@@ -5,8 +5,8 @@ import multiprocessing
 
 import pytest
 
-from schedd.errors import EventLogError
-from schedd.eventlog import Event, EventLogWriter, EventType, format_text, format_usage
+from jobmodel.errors import EventLogError
+from jobmodel.eventlog import Event, EventLogWriter, EventType, format_text, format_usage
 from tests.schedd.conftest import START
 
 HOST = "<127.0.0.1:9618?addrs=127.0.0.1-9618>"

@@ -14,8 +14,8 @@ from typing import Any, Protocol, Union
 import attrs
 
 from classad import ClassAd
-from schedd.eventlog import Event, EventType
-from schedd.errors import InvalidTransitionError
+from jobmodel.eventlog import Event, EventType
+from jobmodel.errors import InvalidTransitionError
 
 
 class JobStatus(enum.IntEnum):

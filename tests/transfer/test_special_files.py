@@ -6,10 +6,10 @@ import os
 import pytest
 
 import classad
-from shadow.transfer.archive import PackStream
-from shadow.transfer.errors import BadTransferPathError, TransferLimitError
-from shadow.transfer.plan import input_plan, output_plan
-from shadow.transfer.resolve import PackItem, resolve_inputs, resolve_outputs
+from transfer.archive import PackStream
+from transfer.errors import BadTransferPathError, TransferLimitError
+from transfer.plan import input_plan, output_plan
+from transfer.resolve import PackItem, resolve_inputs, resolve_outputs
 
 
 def ad_for(iwd, **attrs):
@@ -40,7 +40,7 @@ def test_size_limit_is_checked_before_the_file_is_read(tmp_path, monkeypatch):
     with open(big, "wb") as handle:
         handle.truncate(50 * 1024 * 1024)  # sparse: 50 MiB claimed, nothing to read
     read = []
-    monkeypatch.setattr("shadow.transfer.archive._digest", lambda path: read.append(path))
+    monkeypatch.setattr("transfer.archive._digest", lambda path: read.append(path))
     stream = PackStream([PackItem(str(big), "big")], max_bytes=10 * 1024 * 1024, job="1.0")
     with pytest.raises(TransferLimitError, match="limit of 10485760"):
         b"".join(stream)

@@ -25,9 +25,9 @@ import attrs
 from attrs import field, frozen
 
 import classad
-from shadow.transfer.archive import PART_SUFFIX
-from shadow.transfer.errors import S3CredentialsError, TransferError, TransferLimitError, UrlTransferError
-from shadow.transfer.plan import InputPlan, UrlInput, job_name, string_attr, url_scheme
+from transfer.archive import PART_SUFFIX
+from transfer.errors import S3CredentialsError, TransferError, TransferLimitError, UrlTransferError
+from transfer.plan import InputPlan, UrlInput, job_name, string_attr, url_scheme
 
 CHUNK_SIZE = 1 << 16
 DEFAULT_TIMEOUT = 60.0

@@ -2,13 +2,13 @@
 files (``resolve``), checksummed tar streams (``archive``) and URL/S3 transfers
 (``urls``), and the four steps the shadow and starter call (``steps``). Errors carry the hold code and subcode the schedd applies."""
 
-from shadow.transfer.archive import (
+from transfer.archive import (
     PackStream, Placement, TransferStats, into_directory, into_iwd, pack, stream_of, unpack)
-from shadow.transfer.errors import TransferError
-from shadow.transfer.plan import (
+from transfer.errors import TransferError
+from transfer.plan import (
     STDERR_NAME, STDOUT_NAME, InputPlan, OutputPlan, input_plan, output_plan)
-from shadow.transfer.resolve import PackItem, resolve_inputs, resolve_outputs, snapshot_sandbox
-from shadow.transfer.steps import (
+from transfer.resolve import PackItem, resolve_inputs, resolve_outputs, snapshot_sandbox
+from transfer.steps import (
     input_attributes, output_attributes, receive_input, receive_output, send_input, send_output)
 
 __all__ = [

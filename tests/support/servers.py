@@ -1,4 +1,4 @@
-"""Fixtures for shadow tests: a real S3 server (moto's standalone server, started
+"""Fixtures for transfer tests: a real S3 server (moto's standalone server, started
 here as a process on 127.0.0.1 with an ephemeral port) and a real HTTP server on
 loopback serving a temporary directory."""
 
@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from shadow.transfer.urls import S3Settings
+from transfer.urls import S3Settings
 
 _LISTENING = re.compile(r"Running on (http://127\.0\.0\.1:\d+)")
 _START_TIMEOUT = 60.0

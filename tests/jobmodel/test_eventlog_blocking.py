@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from schedd.errors import EventLogError
-from schedd.eventlog import LOCK_WAIT_SECONDS, Event, EventLogWriter, EventType
+from jobmodel.errors import EventLogError
+from jobmodel.eventlog import LOCK_WAIT_SECONDS, Event, EventLogWriter, EventType
 from tests.schedd.conftest import START
 
 EVENT = Event(EventType.JOB_ABORTED, 1, 0, START)

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from schedd.errors import EventLogError
+from jobmodel.errors import EventLogError
 
 
 class EventType(enum.IntEnum):

@@ -3,10 +3,10 @@
 import pytest
 
 from classad import ClassAd
-from schedd import states
-from schedd.errors import InvalidTransitionError
-from schedd.eventlog import EventType
-from schedd.states import ExitRecord, HoldCode, JobId, JobStatus
+from jobmodel import states
+from jobmodel.errors import InvalidTransitionError
+from jobmodel.eventlog import EventType
+from jobmodel.states import ExitRecord, HoldCode, JobId, JobStatus
 
 
 def job(status=JobStatus.IDLE, **extra) -> ClassAd:

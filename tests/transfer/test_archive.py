@@ -1,4 +1,4 @@
-"""Tests for shadow.transfer.archive: real tar streams packed and unpacked on disk."""
+"""Tests for transfer.archive: real tar streams packed and unpacked on disk."""
 
 import io
 import os
@@ -8,11 +8,11 @@ import tarfile
 import pytest
 
 import classad
-from shadow.transfer.archive import (
+from transfer.archive import (
     CHUNK_SIZE, PackStream, into_directory, into_iwd, pack, stream_of, unpack)
-from shadow.transfer.errors import TransferLimitError, UnsafeArchiveError
-from shadow.transfer.plan import STDOUT_NAME, input_plan, output_plan
-from shadow.transfer.resolve import PackItem, resolve_inputs, resolve_outputs
+from transfer.errors import TransferLimitError, UnsafeArchiveError
+from transfer.plan import STDOUT_NAME, input_plan, output_plan
+from transfer.resolve import PackItem, resolve_inputs, resolve_outputs
 
 
 @pytest.fixture

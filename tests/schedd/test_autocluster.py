@@ -1,7 +1,7 @@
-"""Tests for negotiator.autocluster: grouping idle jobs by significant attributes."""
+"""Tests for schedd.autocluster: grouping idle jobs by significant attributes."""
 
 from classad import ExprTree
-from negotiator.autocluster import (
+from schedd.autocluster import (
     build_autoclusters,
     resource_requests,
     signature_of,

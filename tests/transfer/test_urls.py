@@ -1,4 +1,4 @@
-"""Tests for shadow.transfer.urls against real servers on loopback: an HTTP server
+"""Tests for transfer.urls against real servers on loopback: an HTTP server
 in a thread and moto's standalone S3 server (see tests/shadow/conftest.py)."""
 
 import socket
@@ -7,14 +7,14 @@ import urllib.request
 import pytest
 
 import classad
-from shadow.transfer.archive import PackStream, into_iwd, stream_of, unpack
-from shadow.transfer.errors import S3CredentialsError, TransferLimitError, UrlTransferError
-from shadow.transfer.plan import input_plan, output_plan
-from shadow.transfer.resolve import resolve_outputs
-from shadow.transfer.urls import (
+from transfer.archive import PackStream, into_iwd, stream_of, unpack
+from transfer.errors import S3CredentialsError, TransferLimitError, UrlTransferError
+from transfer.plan import input_plan, output_plan
+from transfer.resolve import resolve_outputs
+from transfer.urls import (
     S3Location, S3Settings, fetch, fetch_inputs, parse_s3_url, presign, presign_inputs,
     s3_settings_from_job, upload, upload_all)
-from tests.shadow.conftest import _start_moto, _stop
+from tests.support.servers import _start_moto, _stop
 
 
 def job_ad(tmp_path, endpoint=None, **attrs):
