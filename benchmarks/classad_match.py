@@ -88,8 +88,9 @@ def main() -> None:
     jobs, machines = job_texts(args.jobs), machine_texts(args.machines)
     if args.as_baseline:
         import json
-        import htcondor2 as htcondor  # switches on the HTCondor layer, as daemons run
+
         import classad2 as module
+        import htcondor2 as htcondor  # switches on the HTCondor layer, as daemons run
         us, matched = run(module, jobs, machines)
         print(json.dumps({"us": us, "matched": matched, "version": htcondor.version().split()[1],
                           "module": module.__name__}))

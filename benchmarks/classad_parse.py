@@ -50,8 +50,8 @@ def main() -> None:
     args = parser.parse_args()
     text = machine_ads_old(args.ads)
     if args.as_baseline:
-        import htcondor2  # noqa: F401
         import classad2
+        import htcondor2  # noqa: F401
         best = min(parse_all(classad2, text, classad2.ParserType.Old)[0] for _ in range(args.repeat))
         print(json.dumps({"rate": args.ads * 13 / best}))
         return

@@ -16,9 +16,9 @@ from twisted.internet.task import Clock
 
 from classad import ClassAd
 from negotiator.accountant import Accountant
-from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 from negotiator.cycle import Submitter, negotiate
 from negotiator.db import AccountantDatabase
+from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 
 REQUIREMENTS = (
     '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk)'

@@ -5,10 +5,10 @@ HTCondor), and the ``roost`` command-line tool built on it.
 
 from bindings.collector import Collector
 from bindings.enums import AdType, AdTypes, DaemonType, DaemonTypes
-from bindings.schedd import JobAction, QueryOpt, Schedd, SubmitResult
-from bindings.submit import Submit
 from bindings.eventlog import JobEvent, JobEventLog, JobEventType
 from bindings.negotiator import Negotiator
+from bindings.schedd import JobAction, QueryOpt, Schedd, SubmitResult
+from bindings.submit import Submit
 
 __all__ = [
     "Collector", "AdType", "AdTypes", "DaemonType", "DaemonTypes",

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import classad
 from attrs import frozen
+
+import classad
 from classad import expr as nodes
 from classad.unparse import unparse_expr
 

@@ -7,13 +7,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import classad
+from bindings.enums import AdType, DaemonType
+from bindings.pool import Pool, find_pool, pool_token
 from collector.adtypes import parse_command
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.blocking_client import BlockingClient
-
-from bindings.enums import AdType, DaemonType
-from bindings.pool import Pool, find_pool, pool_token
 
 DEFAULT_TIMEOUT = 30.0
 

@@ -5,12 +5,11 @@ the pool's collector (its Negotiator ad's ``MyAddress``)."""
 from __future__ import annotations
 
 import classad
-from daemoncore.wire import negotiator_routes as api
-from daemoncore.wire.blocking_client import BlockingClient
-
 from bindings.collector import Collector
 from bindings.enums import DaemonType
 from bindings.pool import pool_token
+from daemoncore.wire import negotiator_routes as api
+from daemoncore.wire.blocking_client import BlockingClient
 
 DEFAULT_TIMEOUT = 30.0
 

@@ -10,16 +10,15 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import classad
+from bindings.collector import Collector, constraint_text
+from bindings.enums import DaemonType
+from bindings.pool import find_pool, pool_token
+from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.blocking_client import BlockingClient
 from schedd.intake import items_queue_args, with_queue_args
 from schedd.submit.clientside import for_schedd, measured_sizes
-
-from bindings.collector import Collector, constraint_text
-from bindings.enums import DaemonType
-from bindings.pool import find_pool, pool_token
-from bindings.submit import Submit
 
 DEFAULT_TIMEOUT = 300.0
 

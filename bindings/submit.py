@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator, Mapping, MutableMapping
 
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description, to_classads
+from schedd.submit.cluster import BuildContext
 from schedd.submit.description import Description, command_key
 from schedd.submit.jobs import parse_statement, queue_statements
-from schedd.submit.cluster import BuildContext
 from schedd.submit.macros import MacroScope
 from schedd.submit.queue import item_rows
 

@@ -5,8 +5,22 @@ from __future__ import annotations
 from lark import Token, Transformer, v_args
 
 from classad.errors import ClassAdParseError
-from classad.expr import (AttrRef, Binary, Call, Elvis, ListExpr, Literal, Paren, RecordExpr,
-                          Select, Subscript, Ternary, Unary, binary_depth, depth_of)
+from classad.expr import (
+    AttrRef,
+    Binary,
+    Call,
+    Elvis,
+    ListExpr,
+    Literal,
+    Paren,
+    RecordExpr,
+    Select,
+    Subscript,
+    Ternary,
+    Unary,
+    binary_depth,
+    depth_of,
+)
 from classad.functions.time_text import parse_abstime_text, parse_reltime_text
 from classad.limits import MAX_DEPTH, MAX_INT_DIGITS
 from classad.values import ERROR, UNDEFINED, wrap_int

@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from classad import ConstraintError, compile_constraint
-
+from collector.adtypes import ANY, canonical_ad_type
+from collector.errors import AdRejected
+from collector.metrics import CollectorMetrics
+from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.daemon_routes import METRICS
@@ -14,11 +17,6 @@ from daemoncore.wire.errors import BadRequest
 from daemoncore.wire.metrics import metrics_handler
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
-
-from collector.adtypes import ANY, canonical_ad_type
-from collector.errors import AdRejected
-from collector.metrics import CollectorMetrics
-from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
 
 
 class CollectorRoutes:

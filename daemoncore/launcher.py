@@ -9,7 +9,7 @@ import os
 import sys
 
 import attrs
-from twisted.logger import FileLogObserver, formatEventAsClassicLogText, globalLogBeginner, Logger
+from twisted.logger import FileLogObserver, Logger, formatEventAsClassicLogText, globalLogBeginner
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonSettings, ServiceFactory

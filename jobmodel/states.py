@@ -14,8 +14,8 @@ from typing import Any, Protocol, Union
 import attrs
 
 from classad import ClassAd
-from jobmodel.eventlog import Event, EventType
 from jobmodel.errors import InvalidTransitionError
+from jobmodel.eventlog import Event, EventType
 
 
 class JobStatus(enum.IntEnum):

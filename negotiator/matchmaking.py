@@ -26,9 +26,8 @@ from classad.expr import AttrRef, Binary, Call, Literal, Paren, Select, Subscrip
 from classad.matching import rank as job_rank
 from classad.matching import requirements_accept
 from classad.references import references
-from classad.values import ERROR, UNDEFINED
-
 from classad.signature import ExpressionTexts, attribute_key
+from classad.values import ERROR, UNDEFINED
 from daemoncore.wire.resource_request import ResourceRequest
 
 DEFAULT_PRE_JOB_RANK = (

@@ -15,7 +15,7 @@ from daemoncore.security import issue_token
 from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
-from negotiator.driver import CycleDriver, Compute, compute_here
+from negotiator.driver import Compute, CycleDriver, compute_here
 from negotiator.errors import NegotiatorError
 from negotiator.routes import NegotiatorRoutes
 from negotiator.settings import NegotiatorSettings

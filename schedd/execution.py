@@ -23,16 +23,16 @@ from classad import ClassAd
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, NotFound
-from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
-from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_more_jobs, next_job_for
 from daemoncore.wire.resource_request import request_to_json
-from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
+from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from jobmodel.errors import InvalidTransitionError
 from jobmodel.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
+from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_more_jobs, next_job_for
+from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
 from shadow.owner_rights import INPUT, as_owner, job_account
+from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 from transfer import TransferError
 from transfer.urls import with_presigned_inputs
-from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 
 IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from classad import ClassAd, ExprTree, compile_constraint, is_everything
+from jobmodel.states import ClockLike, JobId, now_from
 from schedd.queue.db import QueueDatabase
 from schedd.queue.stored import decode_entries, merge
-from jobmodel.states import ClockLike, JobId, now_from
 
 
 def _since_predicate(since: "str | JobId | int | ExprTree | None"):

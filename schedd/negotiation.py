@@ -15,8 +15,8 @@ from classad.matching import symmetric_match
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.errors import BadRequest
 from daemoncore.wire.resource_request import ResourceRequest
-from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 from jobmodel.states import JobId
+from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 
 #: At most this many matches in one MATCHES request.
 MAX_MATCHES = 100_000

@@ -7,21 +7,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from classad import ConstraintError, compile_constraint
+from classad import quote as quote_string
 from daemoncore.security import AuthorizationLevel
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
-
-from classad import ConstraintError, compile_constraint
-from classad import quote as quote_string
-from jobmodel.errors import (BadJobAdError, InvalidTransitionError, JobNotFoundError,
-                           NotOwnerError, ProtectedAttributeError)
-from schedd.intake import (ClusterToStore, IntakeError, checked_file_sizes, checked_iwd, checked_names, expand_description,
-                           items_queue_args, owned_by, with_queue_args)
-from schedd.queue import JobAction, JobSelection
+from jobmodel.errors import (
+    BadJobAdError,
+    InvalidTransitionError,
+    JobNotFoundError,
+    NotOwnerError,
+    ProtectedAttributeError,
+)
 from jobmodel.states import JobId, now_from
+from schedd.intake import (
+    ClusterToStore,
+    IntakeError,
+    checked_file_sizes,
+    checked_iwd,
+    checked_names,
+    expand_description,
+    items_queue_args,
+    owned_by,
+    with_queue_args,
+)
+from schedd.queue import JobAction, JobSelection
 from schedd.submit import SubmitError
 
 #: HTCondor's action names, as the bindings send them, and what each does here.

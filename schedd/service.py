@@ -20,16 +20,15 @@ from daemoncore.security.acting_as import ActingAsError, acting_as
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE, QUERY
 from daemoncore.wire.negotiator_routes import RESCHEDULE
-
-from schedd.ads import scheduler_totals, submitter_ads
 from jobmodel.errors import BadConstraintError, EventLogError
 from jobmodel.eventlog import Event, EventLogWriter, EventType
+from jobmodel.states import JobId, Transition, now_from
+from schedd.ads import scheduler_totals, submitter_ads
 from schedd.execution import Execution
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
-from jobmodel.states import JobId, Transition, now_from
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
 DEFAULT_SCHEDD_INTERVAL = 300.0

@@ -31,10 +31,24 @@ from jobmodel import states
 from jobmodel.errors import InvalidTransitionError, JobNotFoundError
 from jobmodel.eventlog import Event, EventType, format_usage
 from jobmodel.states import ExitRecord, JobId, JobStatus, Transition, now_from
-from transfer import (TransferError, input_attributes, input_plan, output_attributes, output_plan,
-                             receive_output, send_input)
-from shadow.owner_rights import (INPUT, OUTPUT, as_owner, chunks_as_owner, input_touches_files, job_account,
-                                 staging_directory)
+from shadow.owner_rights import (
+    INPUT,
+    OUTPUT,
+    as_owner,
+    chunks_as_owner,
+    input_touches_files,
+    job_account,
+    staging_directory,
+)
+from transfer import (
+    TransferError,
+    input_attributes,
+    input_plan,
+    output_attributes,
+    output_plan,
+    receive_output,
+    send_input,
+)
 from transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_small
 
 #: HTCondor's default ``JobLeaseDuration`` (40 minutes).

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Mapping
 
 import attrs
-import classad
 
+import classad
 from daemoncore.config import Config, ConfigError
 from daemoncore.security.accounts import Account, can_switch_user, current_account, local_account
 

@@ -9,7 +9,6 @@ a quote). ``Environment`` (new syntax words ``NAME=VALUE``) wins over ``Env``
 from __future__ import annotations
 
 import classad
-
 from startd.errors import StarterError
 
 _BLANK = " \t\r\n"

@@ -17,22 +17,22 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-import classad
 from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.logger import Logger
 
+import classad
 from daemoncore.security.accounts import Account
 from daemoncore.security.acting_as import acting_as
 from daemoncore.wire.errors import RemoteError, Unreachable
-from transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
-from transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
-from transfer.inline import sandbox_is_small, stream_is_small
 from startd import sandbox as sb
 from startd.errors import StarterError
 from startd.job_account import JobAccount
 from startd.schedd_link import ScheddLink
 from startd.starter import JobOutcome, Starter
+from transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
+from transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
+from transfer.inline import sandbox_is_small, stream_is_small
 
 #: HTCondor's HoldReasonCode 6, FailedToCreateProcess.
 FAILED_TO_CREATE_PROCESS = 6

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-import classad
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
+import classad
 from daemoncore.wire import startd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import Conflict, NotFound

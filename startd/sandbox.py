@@ -14,7 +14,6 @@ import secrets
 import shutil
 
 import classad
-
 from daemoncore.security.accounts import Account, can_switch_user
 from daemoncore.security.acting_as import acting_as
 from startd.errors import StarterError

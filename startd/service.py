@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-import classad
 from twisted.internet import threads
 from twisted.internet.defer import Deferred, DeferredList, gatherResults, succeed
 from twisted.logger import Logger
 
+import classad
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security import issue_token

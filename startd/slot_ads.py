@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import classad
-
 from startd.discovery import Machine
 from startd.gpu_placement import CardRoom
 from startd.gpus import GpuDevice, cuda_version_number

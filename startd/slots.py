@@ -16,14 +16,20 @@ import secrets
 from collections.abc import Callable, Iterable, Mapping
 
 import attrs
-import classad
 
+import classad
 from startd.discovery import Machine
 from startd.errors import ClaimError, ClaimRefused
 from startd.gpu_placement import CardRoom, GpuRequest, place_gpus
 from startd.resources import GpuShare, Resources
-from startd.slot_ads import (REQUIREMENTS, WITHIN_RESOURCE_LIMITS, gpu_property_ad,
-                             machine_attributes, private_ad, set_expression)
+from startd.slot_ads import (
+    REQUIREMENTS,
+    WITHIN_RESOURCE_LIMITS,
+    gpu_property_ad,
+    machine_attributes,
+    private_ad,
+    set_expression,
+)
 from startd.slot_types import SlotPlan
 from startd.states import SlotStatus, State, apply_event
 

@@ -16,17 +16,17 @@ import signal
 import stat
 
 import attrs
-import classad
 from twisted.internet import defer, error, task
 
+import classad
 from daemoncore.security.accounts import Account, can_switch_user
 from daemoncore.security.acting_as import acting_as
 from startd import sandbox as sb
-from transfer.plan import JOB_AD_NAME, MACHINE_AD_NAME, STDERR_NAME, STDOUT_NAME
 from startd.errors import StarterError
 from startd.job_command import job_argv, job_environment
 from startd.spawn import JobProcess
 from startd.usage import Usage, sample_tree, tree_processes
+from transfer.plan import JOB_AD_NAME, MACHINE_AD_NAME, STDERR_NAME, STDOUT_NAME
 
 DEFAULT_VACATE_TIME = 600.0
 DEFAULT_SAMPLE_INTERVAL = 5.0

@@ -14,8 +14,7 @@ from typing import Iterator
 
 from attrs import frozen
 
-from transfer.errors import (
-    BadTransferPathError, InputMissingError, OutputMissingError)
+from transfer.errors import BadTransferPathError, InputMissingError, OutputMissingError
 from transfer.plan import STARTER_NAMES, STDERR_NAME, STDOUT_NAME, InputPlan, OutputPlan
 
 #: Top-level sandbox files and their (size, mtime_ns) when the job started.

@@ -23,8 +23,7 @@ from attrs import frozen
 
 import classad
 from transfer.archive import PART_SUFFIX, PackStream, TransferStats, into_directory, into_iwd, unpack
-from transfer.errors import (
-    MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED, TransferError, TransferLimitError)
+from transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED, TransferError, TransferLimitError
 from transfer.plan import InputPlan, input_plan, output_plan
 from transfer.resolve import Snapshot, resolve_inputs, resolve_outputs, snapshot_sandbox
 from transfer.urls import S3Settings, fetch_inputs, presign_inputs, s3_settings_from_job, upload_all

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command
 from daemoncore.config import Config, ConfigError, ConfigValue
 
-
 USAGE = """usage: roost config [options] NAME ...
 
   NAME                a knob to print (any case), with where it was set

@@ -8,7 +8,6 @@ import os
 import sys
 
 import classad
-
 from bindings.cli.options import WORDS, CommandLine, Option, Reading, run_command, whole_number
 from bindings.cli.q_tables import STATUS_LETTERS, run_time, short_time
 from bindings.cli.schedd_session import run_reporting

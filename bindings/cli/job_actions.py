@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 import classad
-
 from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command
 from bindings.cli.schedd_session import located_schedd, run_reporting
 

@@ -20,6 +20,8 @@ import sys
 import time
 from collections.abc import Mapping
 
+from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
+from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import remove_quietly
 from daemoncore.launcher import private_file_opener
@@ -29,9 +31,6 @@ from daemoncore.security import SecurityError, ensure_signing_key, issue_token, 
 from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.errors import RemoteError, Unreachable
-
-from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
-from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0

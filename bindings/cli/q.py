@@ -9,12 +9,19 @@ import socket
 import sys
 import time
 
-import classad
 from attrs import define, field
 
+import classad
 from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command, whole_number
-from bindings.cli.q_tables import (TABLE_ATTRIBUTES, batch_table, hold_table, nobatch_table, run_table,
-                                   schedd_banner, totals_line)
+from bindings.cli.q_tables import (
+    TABLE_ATTRIBUTES,
+    batch_table,
+    hold_table,
+    nobatch_table,
+    run_table,
+    schedd_banner,
+    totals_line,
+)
 from bindings.cli.schedd_session import current_user, located_schedd, run_reporting
 from bindings.cli.status_format import AutoformatOptions, autoformat_options, chosen_display
 

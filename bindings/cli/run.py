@@ -55,7 +55,6 @@ def submit_file(path: str, pool: str | None):
     """
     from bindings.schedd import Schedd
     from bindings.submit import Submit
-
     from schedd.submit import SubmitError
 
     with open(path, encoding="utf-8") as handle:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 
-import classad
 from attrs import frozen
+
+import classad
+from bindings.cli.options import Given, UsageError
 from classad.unparse import quote_string, unparse_value
 from classad.values import Value
-
-from bindings.cli.options import Given, UsageError
 
 _CONVERSION = re.compile(r"%(?P<flags>[-+ 0#]*)(?P<width>\d*)(?:\.(?P<precision>\d+))?(?P<kind>[sdifgeExXoucvVr])")
 _ESCAPES = {"\\n": "\n", "\\t": "\t", "\\\\": "\\"}

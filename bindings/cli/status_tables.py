@@ -10,9 +10,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from attrs import frozen
-from classad.values import Value
 
 from bindings.cli.status_format import plain_value
+from classad.values import Value
 
 SLOT_STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drained")
 TOTAL_HEADINGS = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain")

@@ -15,7 +15,6 @@ from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_c
 from bindings.submit import Submit
 from schedd.submit import SubmitError
 
-
 USAGE = """usage: roost submit [options] FILE
 
   -dry-run            print the job ads instead of submitting them

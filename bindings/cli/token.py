@@ -28,7 +28,6 @@ from daemoncore.security import (
     write_token,
 )
 
-
 CREATE = CommandLine("roost token create", """usage: roost token create -identity USER@DOMAIN -scope LEVEL [options]
 
   -identity USER@DOMAIN   whom the token names, e.g. alice@pool

@@ -21,7 +21,6 @@ from classad.errors import ClassAdParseError
 from classad.expr import ListExpr, Literal, RecordExpr
 from classad.unparse import unparse_expr
 from classad.values import wrap_int
-
 from daemoncore.wire.errors import BadRequest
 
 #: Most attributes one ad on the wire may have.

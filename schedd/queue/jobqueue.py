@@ -17,13 +17,19 @@ from classad import ClassAd, ExprTree, compile_constraint, is_everything
 from classad.convert import python_to_node
 from classad.expr import Literal
 from jobmodel import states
-from jobmodel.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
-                           NotOwnerError, ProtectedAttributeError)
+from jobmodel.errors import (
+    BadConstraintError,
+    BadJobAdError,
+    InvalidTransitionError,
+    JobNotFoundError,
+    NotOwnerError,
+    ProtectedAttributeError,
+)
+from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, merge_texts, value_in
-from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 
 #: Rows in the first page of a query by status (later pages double).
 FIRST_STATUS_PAGE = 16

@@ -449,8 +449,9 @@ def _boolean(r: RuleReader, command: str) -> bool | None:
 
 
 def _integer_expression(text: str, command: str) -> int:
-    from schedd.submit.queue import _arithmetic
     import ast
+
+    from schedd.submit.queue import _arithmetic
 
     try:
         return _arithmetic(ast.parse(text.strip(), mode="eval").body)

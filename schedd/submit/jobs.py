@@ -183,7 +183,6 @@ def _expand_statement(statement: QueueStatement, spec, rows, options: SubmitOpti
 def classad_node(value: object):
     """A submit value as a ClassAd expression node (parsed once per distinct text)."""
     from classad.convert import python_to_node
-
     from schedd.submit.exprs import tree
 
     if isinstance(value, Expr):

@@ -4,7 +4,6 @@ slots' own Requirements, and the report's wording for each kind of outcome."""
 from __future__ import annotations
 
 import classad
-
 from bindings.analyze import analyze_job, conjuncts, render_analysis
 from classad.parser import parse_expression
 from classad.unparse import unparse_expr

@@ -10,9 +10,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-import classad
 import pytest
 
+import classad
 from bindings.cli import COMMANDS
 from bindings.cli import main as roost
 

@@ -2,9 +2,9 @@
 
 import json
 
-import classad
 import pytest
 
+import classad
 from bindings.cli.status_format import (
     AutoformatOptions,
     FormatError,

@@ -1,7 +1,6 @@
 """The human-readable tables of roost status, laid out column for column as condor_status."""
 
 import classad
-
 from bindings.cli.status_tables import compact_table, daemon_table, duration, slot_table, slot_totals
 
 NOW = 1_000_000

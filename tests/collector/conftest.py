@@ -11,11 +11,10 @@ from twisted.internet.task import Clock
 from collector.metrics import CollectorMetrics
 from collector.routes import CollectorRoutes
 from collector.store import AdStore
-from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.security import issue_token
 from daemoncore.wire.auth import token_verifier
+from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, make_site
-
 
 KEY = b"collector-test-signing-key-0123456789"
 READ = issue_token(KEY, "alice@pool", ["READ"], now=0)

@@ -4,7 +4,6 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from classad import compile_constraint
-
 from collector.service import CollectorService
 from tests.support.daemon_settings import daemon_settings
 

@@ -74,7 +74,6 @@ def shared_dir():
     a root pool do) leaves files for the test to read while it runs."""
     import shutil
     import tempfile
-
     from pathlib import Path
 
     path = Path(tempfile.mkdtemp(prefix="roost-shared-"))

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import ROOST, personal_pool, roost
-from tests.support.waiting import wait_for
-
 from daemoncore.config import Config
 from daemoncore.security import issue_token, load_signing_key, write_token
+from tests.integration.conftest import ROOST, personal_pool, roost
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="jobs run as other accounts only when the daemons run as root")

@@ -5,14 +5,12 @@ holds the job with a reason a person can act on."""
 
 from __future__ import annotations
 
-
 import pytest
-
-from tests.integration.conftest import roost
-from tests.support.waiting import wait_for
 
 import bindings as htcondor
 from bindings.eventlog import JobEventLog, JobEventType
+from tests.integration.conftest import roost
+from tests.support.waiting import wait_for
 
 #: Reads its inputs, writes a file, a file to be renamed on the way back, and a directory.
 FILES_JOB = """#!/bin/sh

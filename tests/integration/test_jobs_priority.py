@@ -13,14 +13,12 @@ import subprocess
 
 import pytest
 
-from tests.integration.conftest import roost
-from tests.integration.conftest import personal_pool
-from tests.integration.test_jobs_files import submitted_cluster
-from tests.support.waiting import wait_for
-
 from bindings.eventlog import JobEventLog, JobEventType
 from daemoncore.config import Config
 from daemoncore.security import issue_token, load_signing_key, write_token
+from tests.integration.conftest import personal_pool, roost
+from tests.integration.test_jobs_files import submitted_cluster
+from tests.support.waiting import wait_for
 
 JOBS_PER_USER = 3
 JOB = "executable = /bin/sleep\narguments = 1\nhold = true\nlog = {user}.log\nrequest_cpus = 1\n" \

@@ -4,13 +4,11 @@ while `roost q -better-analyze` names the Requirements clause that no slot meets
 
 from __future__ import annotations
 
-
+import bindings as htcondor
+from bindings.eventlog import JobEventType
 from tests.integration.conftest import roost
 from tests.integration.test_jobs_files import event_types, submitted_cluster
 from tests.support.waiting import wait_for
-
-import bindings as htcondor
-from bindings.eventlog import JobEventType
 
 #: Starts a background child, records both pids outside the sandbox, then waits.
 TREE_JOB = """#!/bin/sh

@@ -13,15 +13,13 @@ import sys
 
 import pytest
 
-from tests.integration.conftest import roost
-from tests.integration.conftest import personal_pool
-from tests.integration.test_jobs_files import event_types, submitted_cluster
-from tests.integration.test_jobs_queue import alive, read_pid
-from tests.support.waiting import wait_for
-
 import bindings as htcondor
 from bindings.cli.pool import root_execute_dir
 from bindings.eventlog import JobEventType
+from tests.integration.conftest import personal_pool, roost
+from tests.integration.test_jobs_files import event_types, submitted_cluster
+from tests.integration.test_jobs_queue import alive, read_pid
+from tests.support.waiting import wait_for
 
 SECOND_MACHINE = "second-startd"
 

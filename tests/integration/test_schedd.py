@@ -11,15 +11,13 @@ import time
 
 import pytest
 
-from tests.integration.conftest import roost
-from tests.support.waiting import wait_for
-
 import bindings as htcondor
 from daemoncore.security import issue_token, load_signing_key
 from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.errors import RemoteError, Unreachable
-
+from tests.integration.conftest import roost
+from tests.support.waiting import wait_for
 
 #: Periodic expressions run every second, and ads go out every two.
 POOL_ENV = {"_ROOST_PERIODIC_EXPR_INTERVAL": "1", "_ROOST_SCHEDD_INTERVAL": "2"}

@@ -9,14 +9,13 @@ import time
 
 import pytest
 
-from tests.integration.conftest import roost
-
 import bindings as htcondor
-from daemoncore.wire.blocking_client import BlockingClient
-from daemoncore.wire import schedd_routes as api
-from daemoncore.wire.errors import RemoteError
 from bindings.pool import find_pool, pool_token
+from daemoncore.wire import schedd_routes as api
+from daemoncore.wire.blocking_client import BlockingClient
+from daemoncore.wire.errors import RemoteError
 from schedd.submit import SubmitError
+from tests.integration.conftest import roost
 
 #: Jobs stay idle: no startd, so the test reads the ads the schedd stored.
 POOL_DAEMON_LIST = "MASTER, COLLECTOR, SCHEDD"

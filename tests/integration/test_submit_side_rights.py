@@ -9,8 +9,13 @@ import subprocess
 from pathlib import Path
 
 from tests.integration.conftest import ROOST, roost
-from tests.integration.test_job_identity import local_user, root_pool, submit_dir, token_env  # noqa: F401
-from tests.integration.test_job_identity import pytestmark  # noqa: F401 (root and useradd only)
+from tests.integration.test_job_identity import (  # noqa: F401
+    local_user,
+    pytestmark,  # noqa: F401 (root and useradd only)
+    root_pool,
+    submit_dir,
+    token_env,
+)
 from tests.integration.test_jobs_files import submitted_cluster
 from tests.support.waiting import wait_for
 

@@ -5,8 +5,8 @@ from collections import Counter
 import pytest
 from twisted.internet.task import Clock
 
-from negotiator.accountant import Accountant, AccountantSettings
 from daemoncore.wire.resource_request import ResourceRequest
+from negotiator.accountant import Accountant, AccountantSettings
 from negotiator.cycle import CycleSettings, Submitter, negotiate
 from negotiator.db import AccountantDatabase
 from negotiator.groups import GroupSettings

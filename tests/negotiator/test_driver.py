@@ -8,7 +8,6 @@ from twisted.internet.defer import fail
 from twisted.internet.task import Clock
 
 from daemoncore.wire.errors import Unreachable
-
 from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
 from negotiator.driver import CycleDriver

@@ -3,9 +3,8 @@
 import pytest
 
 from classad import ClassAd, ExprTree
-from schedd.claims import (Claim, ClaimState, ClaimTable, accepts_more_jobs, job_fits_claim,
-                           next_job_for)
 from jobmodel.states import JobId
+from schedd.claims import Claim, ClaimState, ClaimTable, accepts_more_jobs, job_fits_claim, next_job_for
 
 
 def slot(cpus=1, memory=1024, requirements="TARGET.RequestMemory <= MY.Memory"):

@@ -17,8 +17,8 @@ from daemoncore.wire.errors import BadRequest, Conflict, NotFound, Unreachable
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiRequest, ApiResource, make_site
 from jobmodel.eventlog import EventType
-from schedd.execution import Execution, lease_seconds_for
 from jobmodel.states import JobId, JobStatus
+from schedd.execution import Execution, lease_seconds_for
 from shadow.shadow import maybe_call
 from tests.schedd.conftest import cluster_ad, proc_ads
 from tests.support.deferreds import resolved

@@ -12,7 +12,6 @@ import subprocess
 import tempfile
 
 import pytest
-
 import treq
 from treq.client import HTTPClient
 from twisted.internet import defer, reactor, threads
@@ -29,11 +28,11 @@ from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from jobmodel.eventlog import Event, EventLogWriter, EventType
+from jobmodel.states import JobId, JobStatus
 from schedd.execution import Execution
 from schedd.queue import JobQueue
-from jobmodel.states import JobId, JobStatus
-from transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
 from tests.support.waiting import wait_until
+from transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
 
 pytestmark = pytest.mark.integration  # runs the global reactor, jobs and servers
 

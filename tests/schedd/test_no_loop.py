@@ -1,8 +1,8 @@
 """No job loops forever: retries are counted and used-up jobs leave the queue."""
 
 from classad import ExprTree
-from schedd.policy import PolicyAction, exit_decision
 from jobmodel.states import ExitRecord, JobId, JobStatus, hold, removal_done, remove, start
+from schedd.policy import PolicyAction, exit_decision
 from tests.schedd.conftest import cluster_ad, proc_ads
 
 RETRY = "NumJobCompletions > JobMaxRetries || ExitCode is 0"

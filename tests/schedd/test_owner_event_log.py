@@ -14,8 +14,8 @@ import tempfile
 import pytest
 from twisted.logger import formatEvent, globalLogPublisher
 
-from schedd.service import ScheddService, ScheddSettings
 from jobmodel.states import JobId, JobStatus
+from schedd.service import ScheddService, ScheddSettings
 from tests.schedd.conftest import cluster_ad, proc_ads
 from tests.shadow.test_owner_rights import owner  # noqa: F401 (fixture)
 from tests.support.daemon_settings import daemon_settings

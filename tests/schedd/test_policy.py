@@ -4,8 +4,8 @@ import pytest
 
 from classad import ClassAd, ExprTree
 from jobmodel.errors import BadConstraintError
-from schedd.policy import PolicyAction, SystemPolicy, exit_decision, frozen_attributes, periodic_decision
 from jobmodel.states import ExitRecord, JobStatus
+from schedd.policy import PolicyAction, SystemPolicy, exit_decision, frozen_attributes, periodic_decision
 
 
 def job(status=JobStatus.IDLE, **exprs) -> ClassAd:

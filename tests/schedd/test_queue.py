@@ -6,12 +6,18 @@ import sqlite3
 import pytest
 
 from classad import ClassAd, ConstraintError, ExprTree
-from jobmodel.errors import (BadConstraintError, BadJobAdError, InvalidTransitionError, JobNotFoundError,
-                           NotOwnerError, ProtectedAttributeError)
+from jobmodel.errors import (
+    BadConstraintError,
+    BadJobAdError,
+    InvalidTransitionError,
+    JobNotFoundError,
+    NotOwnerError,
+    ProtectedAttributeError,
+)
 from jobmodel.eventlog import EventType
+from jobmodel.states import ExitRecord, JobId, JobStatus, removal_done, start
 from schedd.policy import SystemPolicy
 from schedd.queue import QUEUE_FILE, JobAction, JobQueue, JobSelection
-from jobmodel.states import ExitRecord, JobId, JobStatus, removal_done, start
 from tests.schedd.conftest import START, cluster_ad, proc_ads
 
 

@@ -22,9 +22,9 @@ from daemoncore.wire.errors import Conflict
 from jobmodel.states import JobId, JobStatus
 from shadow import Shadow
 from shadow.owner_rights import INPUT, NoOwnerAccountError, as_owner, owner_account
+from tests.shadow.test_shadow import clock, host, output_of, queue, resolved, shadow_for  # noqa: F401 (fixtures)
 from transfer import input_plan, receive_input
 from transfer.errors import TRANSFER_INPUT_FAILED, TRANSFER_OUTPUT_FAILED, TransferError
-from tests.shadow.test_shadow import clock, host, output_of, queue, resolved, shadow_for  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="acting as a job's owner needs root and useradd to make one")

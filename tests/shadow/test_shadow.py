@@ -13,11 +13,10 @@ from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from jobmodel.eventlog import EventType
 from jobmodel.states import JobId, JobStatus
 from shadow import Ending, Shadow
-from shadow.shadow import (exit_record_of, maybe_call, record_run, record_usage, terminated_event,
-                           usage_of)
-from transfer import send_output
+from shadow.shadow import exit_record_of, maybe_call, record_run, record_usage, terminated_event, usage_of
 from tests.support.deferreds import resolved
 from tests.support.schedd_queue import START, clock, queue  # noqa: F401 (fixtures)
+from transfer import send_output
 
 
 class Host:

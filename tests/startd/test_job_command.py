@@ -1,8 +1,8 @@
 """Tests for startd.job_command: arguments and environment in both of HTCondor's syntaxes."""
 
-import classad
 import pytest
 
+import classad
 from startd.errors import StarterError
 from startd.job_command import job_argv, job_environment, split_new_syntax
 

@@ -2,7 +2,6 @@
 STARTER_UPDATE_INTERVAL never restarts a healthy job."""
 
 import classad
-
 from startd.job_run import report_interval
 
 

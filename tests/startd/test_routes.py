@@ -4,10 +4,10 @@ the claim. Runs are stand-ins that record what they were asked and end on demand
 
 import json
 
-import classad
 import pytest
 from twisted.internet.defer import Deferred
 
+import classad
 from daemoncore.config import Config
 from daemoncore.security import issue_token
 from daemoncore.wire.auth import token_verifier

@@ -1,9 +1,9 @@
 """A run that fails unexpectedly inside the starter still reports: the schedd hears
 "evicted" at once (the job runs again) instead of waiting out the job's lease."""
 
-import classad
 from twisted.internet import defer, task
 
+import classad
 from startd.job_run import Ending, JobRun, RunSettings
 
 

@@ -5,11 +5,11 @@ after a change and withdrawn when a dynamic slot goes; the schedd link's request
 import io
 import json
 
-import classad
 import pytest
 from treq.testing import StubTreq
 from twisted.web.resource import Resource
 
+import classad
 from collector.metrics import CollectorMetrics
 from collector.routes import CollectorRoutes
 from collector.store import AdStore

@@ -1,8 +1,8 @@
 """Tests for startd.slots: slot ads, claims, dynamic slots carved and returned."""
 
-import classad
 import pytest
 
+import classad
 from daemoncore.config import Config
 from startd.errors import ClaimError, ClaimRefused, SlotStateError
 from startd.slot_types import plan_slots
@@ -149,8 +149,9 @@ def test_too_big_a_request_is_refused_with_what_is_free(machine, clock):
 
 def test_non_numeric_request_is_refused():
     """A RequestMemory that is not a number is a clear refusal."""
-    from tests.startd.conftest import make_machine
     from twisted.internet.task import Clock
+
+    from tests.startd.conftest import make_machine
     table = table_for(make_machine(), Clock())
     with pytest.raises(ClaimRefused, match="RequestMemory"):
         table.request_claim(pslot_claim_id(table), job(RequestMemory="lots"))

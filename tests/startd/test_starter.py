@@ -6,19 +6,19 @@ import sys
 import tempfile
 import time
 
-import classad
 import psutil
 import pytest
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
+import classad
 from startd.errors import StarterError
-from startd.spawn import JobProcess
 from startd.sandbox import make_sandbox
+from startd.spawn import JobProcess
 from startd.starter import Starter, gpu_environment
+from tests.support.waiting import wait_until
 from transfer import output_plan, resolve_outputs, snapshot_sandbox
 from transfer.errors import OutputMissingError
-from tests.support.waiting import wait_until
 
 
 def job(cmd, **attrs):

@@ -14,9 +14,8 @@ import subprocess
 import sys
 import tempfile
 
-import pytest
-
 import psutil
+import pytest
 from treq.client import HTTPClient
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
@@ -29,8 +28,8 @@ from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.errors import Forbidden, RemoteError
 from daemoncore.wire.server import ApiResource, JsonReply, StreamReply, make_site
-from transfer import receive_output, send_input
 from tests.support.waiting import address_in, wait_until
+from transfer import receive_output, send_input
 
 pytestmark = pytest.mark.integration  # real collector and startd processes
 

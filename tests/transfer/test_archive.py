@@ -8,8 +8,7 @@ import tarfile
 import pytest
 
 import classad
-from transfer.archive import (
-    CHUNK_SIZE, PackStream, into_directory, into_iwd, pack, stream_of, unpack)
+from transfer.archive import CHUNK_SIZE, PackStream, into_directory, into_iwd, pack, stream_of, unpack
 from transfer.errors import TransferLimitError, UnsafeArchiveError
 from transfer.plan import STDOUT_NAME, input_plan, output_plan
 from transfer.resolve import PackItem, resolve_inputs, resolve_outputs

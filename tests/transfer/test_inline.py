@@ -1,8 +1,7 @@
 """Tests for transfer.inline: which transfer steps run without a thread."""
 
 import classad
-from transfer.inline import (INLINE_BYTES, input_send_is_light, outputs_go_to_urls, sandbox_is_small,
-                                    stream_is_small)
+from transfer.inline import INLINE_BYTES, input_send_is_light, outputs_go_to_urls, sandbox_is_small, stream_is_small
 from transfer.plan import input_plan, output_plan
 
 

@@ -5,8 +5,15 @@ import pytest
 import classad
 from transfer.errors import BadTransferPathError
 from transfer.plan import (
-    STDERR_NAME, STDOUT_NAME, InputFile, OutputFile, UrlInput, input_plan, output_plan,
-    parse_remaps)
+    STDERR_NAME,
+    STDOUT_NAME,
+    InputFile,
+    OutputFile,
+    UrlInput,
+    input_plan,
+    output_plan,
+    parse_remaps,
+)
 
 
 def job(**attrs):

@@ -9,8 +9,7 @@ import pytest
 
 import classad
 from transfer.errors import InputMissingError, OutputMissingError, TransferLimitError
-from transfer.steps import (
-    input_attributes, output_attributes, receive_input, receive_output, send_input, send_output)
+from transfer.steps import input_attributes, output_attributes, receive_input, receive_output, send_input, send_output
 
 
 def through_pipe(chunks, receive):

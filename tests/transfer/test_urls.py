@@ -7,14 +7,23 @@ import urllib.request
 import pytest
 
 import classad
+from tests.support.servers import _start_moto, _stop
 from transfer.archive import PackStream, into_iwd, stream_of, unpack
 from transfer.errors import S3CredentialsError, TransferLimitError, UrlTransferError
 from transfer.plan import input_plan, output_plan
 from transfer.resolve import resolve_outputs
 from transfer.urls import (
-    S3Location, S3Settings, fetch, fetch_inputs, parse_s3_url, presign, presign_inputs,
-    s3_settings_from_job, upload, upload_all)
-from tests.support.servers import _start_moto, _stop
+    S3Location,
+    S3Settings,
+    fetch,
+    fetch_inputs,
+    parse_s3_url,
+    presign,
+    presign_inputs,
+    s3_settings_from_job,
+    upload,
+    upload_all,
+)
 
 
 def job_ad(tmp_path, endpoint=None, **attrs):

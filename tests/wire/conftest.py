@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from twisted.internet.task import Clock
 
+from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.in_memory import clock_cooperator
 from daemoncore.wire.server import ApiResource, make_site
-from daemoncore.wire.auth import token_verifier
 from tests.wire.toy_api import KEY, TOY_HANDLERS
 
 

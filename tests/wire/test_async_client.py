@@ -5,7 +5,6 @@ from treq.testing import StubTreq
 
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.errors import RemoteError
-
 from tests.wire.toy_api import ADMIN, COUNT, ECHO, token
 
 

@@ -4,7 +4,6 @@ against the toy API on a real loopback port, with the real reactor (trial-style)
 import io
 
 import pytest
-
 import treq
 from twisted.internet import defer, reactor
 from twisted.trial import unittest

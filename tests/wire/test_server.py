@@ -148,9 +148,9 @@ def test_client_gone_mid_stream_stops_the_stream(toy_site, clock):
     import gc
 
     from twisted.internet.address import IPv4Address
-    from twisted.logger import globalLogPublisher
     from twisted.internet.error import ConnectionLost
     from twisted.internet.testing import StringTransport
+    from twisted.logger import globalLogPublisher
     from twisted.python.failure import Failure
 
     failures = []

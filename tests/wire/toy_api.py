@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-
-from daemoncore.wire.errors import BadRequest
 from daemoncore.security import issue_token
+from daemoncore.wire.errors import BadRequest
 from daemoncore.wire.route import Route
 from daemoncore.wire.server import JsonReply, StreamReply
 
