@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from attrs import frozen
 
 import classad
-from classad import expr as nodes
+from classad import nodes as nodes
 from classad.unparse import unparse_expr
 
 #: JobStatus values and the words the report uses for them.

@@ -13,7 +13,7 @@ from schedd.submit.cluster import BuildContext
 from schedd.submit.description import Description, command_key
 from schedd.submit.jobs import parse_statement, queue_statements
 from schedd.submit.macros import MacroScope
-from schedd.submit.queue import item_rows
+from schedd.submit.queue_statement import item_rows
 
 
 class Submit(MutableMapping):

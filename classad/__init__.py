@@ -11,13 +11,13 @@ Beyond ``classad2``, daemons use these, and nothing else of the package's inside
 - :func:`compile_expression`: an expression compiled once, evaluated in many ads.
 - Expression trees as data, for code that walks or prints them (the negotiator, the
   wire codec, the schedd's queue): ``ExprTree.node`` is the parsed form, a frozen node
-  of :mod:`classad.expr`; ``ExprTree.from_node`` wraps a node back;
+  of :mod:`classad.nodes`; ``ExprTree.from_node`` wraps a node back;
   ``ClassAd.expression(name)`` is one attribute's node and ``ClassAd.entries_by_key()``
   every attribute's :class:`Entry` (name, node, literal value or
   :data:`NOT_CONSTANT`).
 
 Reading order, bottom up (each module imports those before it at the top of the
-file): ``values``, ``limits``, ``errors``; ``expr`` (the nodes) and ``operators``;
+file): ``values``, ``limits``, ``errors``; ``nodes`` (expression trees) and ``operators``;
 ``functions.time_text``; ``transform`` and ``parser``; ``unparse``; the other
 ``functions``; ``evaluate``; ``convert``,
 ``references``, ``exprtree``, ``flatten``, ``matching``; ``textforms``; ``constraint``;
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import IO, Callable, Iterator
 
-from classad import convert, evaluate, expr, functions, parser, unparse
+from classad import convert, evaluate, functions, nodes, parser, unparse
 from classad.ad import ClassAd, Entry
 from classad.constraint import compile_constraint, is_everything
 from classad.errors import ClassAdParseError, ConstraintError
@@ -84,7 +84,7 @@ def quote(text: str) -> str:
 def unquote(text: str) -> str:
     """The string value of a ClassAd string literal."""
     node = parser.parse_expression(text)
-    if type(node) is not expr.Literal or type(node.value) is not str:
+    if type(node) is not nodes.Literal or type(node.value) is not str:
         raise ClassAdParseError(f"not a string literal: {text!r}")
     return node.value
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
 
-from classad import expr as e
 from classad import matching
+from classad import nodes as e
 from classad.convert import node_to_python, python_to_node, value_to_python
 from classad.evaluate import NOT_CONSTANT, Context, compile_expr, evaluate_entry, root_of
 from classad.exprtree import ExprTree
@@ -18,7 +18,7 @@ from classad.values import ERROR, UNDEFINED
 
 class Entry:
     """One attribute of an ad: ``name`` as first spelled, ``expr`` its expression tree
-    node (:mod:`classad.expr`), ``const`` its value when ``expr`` is a literal (else
+    node (:mod:`classad.nodes`), ``const`` its value when ``expr`` is a literal (else
     :data:`classad.NOT_CONSTANT`), and ``compiled``, its closure, made on first use.
     Entries are shared between ads derived from one another; never change one."""
 

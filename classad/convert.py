@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 
-from classad import expr as e
+from classad import nodes as e
 from classad.limits import MAX_DEPTH
 from classad.transform import merge_entries
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime, Value, wrap_int

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from classad import expr as e
 from classad import limits
+from classad import nodes as e
 from classad import operators as ops
 from classad.functions import lookup as lookup_function
 from classad.parser import parse_expression

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from classad.convert import python_to_node, value_to_python
 from classad.evaluate import evaluate, root_of
-from classad.expr import Literal
+from classad.nodes import Literal
 from classad.parser import parse_expression
 from classad.unparse import unparse_expr
 
@@ -24,7 +24,7 @@ class ExprTree:
 
     @classmethod
     def from_node(cls, node) -> "ExprTree":
-        """The expression whose parsed form is ``node`` (a :mod:`classad.expr` node),
+        """The expression whose parsed form is ``node`` (a :mod:`classad.nodes` node),
         without printing and re-parsing it."""
         tree = cls.__new__(cls)
         tree._node = node
@@ -32,7 +32,7 @@ class ExprTree:
 
     @property
     def node(self):
-        """The parsed form: a frozen :mod:`classad.expr` node, for code that walks or
+        """The parsed form: a frozen :mod:`classad.nodes` node, for code that walks or
         compiles the expression (the negotiator, the schedd's queue)."""
         return self._node
 

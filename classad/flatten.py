@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from classad import expr as e
+from classad import nodes as e
 from classad.convert import python_to_node
 from classad.evaluate import evaluate
 from classad.exprtree import ExprTree

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from classad import expr as e
+from classad import nodes as e
 from classad.evaluate import find_entry
 from classad.parser import parse_expression
 

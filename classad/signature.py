@@ -5,7 +5,7 @@ negotiator groups slots the same way, so both sides agree on what "alike" means.
 
 from __future__ import annotations
 
-from classad.expr import Literal
+from classad.nodes import Literal
 from classad.unparse import unparse_expr
 
 

@@ -8,8 +8,8 @@ import enum
 import re
 from collections.abc import Iterator
 
-from classad import expr as e
 from classad import limits
+from classad import nodes as e
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer

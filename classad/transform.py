@@ -5,7 +5,9 @@ from __future__ import annotations
 from lark import Token, Transformer, v_args
 
 from classad.errors import ClassAdParseError
-from classad.expr import (
+from classad.functions.time_text import parse_abstime_text, parse_reltime_text
+from classad.limits import MAX_DEPTH, MAX_INT_DIGITS
+from classad.nodes import (
     AttrRef,
     Binary,
     Call,
@@ -21,8 +23,6 @@ from classad.expr import (
     binary_depth,
     depth_of,
 )
-from classad.functions.time_text import parse_abstime_text, parse_reltime_text
-from classad.limits import MAX_DEPTH, MAX_INT_DIGITS
 from classad.values import ERROR, UNDEFINED, wrap_int
 
 _SIMPLE_ESCAPES = {
@@ -99,7 +99,7 @@ def parse_real(text: str) -> float:
 
 
 class ExprBuilder(Transformer):
-    """Builds :mod:`classad.expr` nodes while the LALR parser reduces."""
+    """Builds :mod:`classad.nodes` nodes while the LALR parser reduces."""
 
     or_ = _binary("||")
     and_ = _binary("&&")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-from classad import expr as e
 from classad import limits
+from classad import nodes as e
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
 _PLAIN = re.compile(r'[ !#-\[\]-~]*\Z')  # printable ASCII without quote or backslash

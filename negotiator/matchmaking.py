@@ -22,9 +22,9 @@ from attrs import define, frozen
 
 from classad import NOT_CONSTANT, ClassAd, ExprTree
 from classad import operators as ops
-from classad.expr import AttrRef, Binary, Call, Literal, Paren, Select, Subscript
 from classad.matching import rank as job_rank
 from classad.matching import requirements_accept
+from classad.nodes import AttrRef, Binary, Call, Literal, Paren, Select, Subscript
 from classad.references import references
 from classad.signature import ExpressionTexts, attribute_key
 from classad.values import ERROR, UNDEFINED

@@ -17,7 +17,7 @@ import attrs
 from attrs import frozen
 
 from classad import ClassAd, ExprTree
-from classad.expr import Literal
+from classad.nodes import Literal
 from classad.references import references
 from classad.signature import ExpressionTexts, attribute_key
 from daemoncore.wire.resource_request import ResourceRequest

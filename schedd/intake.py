@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from classad import ClassAd
-from classad.expr import Literal
+from classad.nodes import Literal
 from classad.values import UNDEFINED
 from schedd.queue import is_attribute_name
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description

@@ -5,7 +5,7 @@ evaluate the branch it does not take; ``unparse`` prints an attribute's expressi
 
 from __future__ import annotations
 
-from classad import expr as e
+from classad import nodes as e
 from classad import operators as ops
 from classad.errors import ClassAdParseError
 from classad.functions import builtin

@@ -18,7 +18,7 @@ import json
 
 from classad import ClassAd, ExprTree, ParserType, Value, parseOne
 from classad.errors import ClassAdParseError
-from classad.expr import ListExpr, Literal, RecordExpr
+from classad.nodes import ListExpr, Literal, RecordExpr
 from classad.unparse import unparse_expr
 from classad.values import wrap_int
 from daemoncore.wire.errors import BadRequest

@@ -15,7 +15,7 @@ import attrs
 
 from classad import ClassAd, ExprTree, compile_constraint, is_everything
 from classad.convert import python_to_node
-from classad.expr import Literal
+from classad.nodes import Literal
 from jobmodel import states
 from jobmodel.errors import (
     BadConstraintError,
@@ -463,7 +463,7 @@ def _decided(decision: Decision, ad: ClassAd, clock: ClockLike) -> Transition:
 
 
 def _is_node(value: Any) -> bool:
-    return type(value).__module__ == "classad.expr"
+    return type(value).__module__ == "classad.nodes"
 
 
 def _value_node(attr: str, value: Any):

@@ -9,7 +9,7 @@ import json
 import re
 
 from classad import ClassAd
-from classad.expr import Literal
+from classad.nodes import Literal
 from classad.parser import parse_expression
 from classad.unparse import unparse_expr
 

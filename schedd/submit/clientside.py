@@ -18,7 +18,7 @@ from schedd.submit.errors import SubmitError
 from schedd.submit.jobad import file_kib, file_list
 from schedd.submit.jobs import SubmitOptions, expand, host_predefined, parse_statement, queue_statements
 from schedd.submit.macros import MacroScope, substitute_calls
-from schedd.submit.queue import QueueSpec, Row, item_rows, reads_host, split_row
+from schedd.submit.queue_statement import QueueSpec, Row, item_rows, reads_host, split_row
 
 _ENV_CALL = re.compile(r"\$ENV\(", re.I)
 

@@ -451,7 +451,7 @@ def _boolean(r: RuleReader, command: str) -> bool | None:
 def _integer_expression(text: str, command: str) -> int:
     import ast
 
-    from schedd.submit.queue import _arithmetic
+    from schedd.submit.queue_statement import _arithmetic
 
     try:
         return _arithmetic(ast.parse(text.strip(), mode="eval").body)

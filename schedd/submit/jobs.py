@@ -18,7 +18,7 @@ from schedd.submit.description import Description, QueueStatement
 from schedd.submit.errors import SubmitError, SubmitWarning
 from schedd.submit.jobad import RULES, SIMPLE_COMMANDS
 from schedd.submit.macros import MacroScope
-from schedd.submit.queue import item_rows, parse_queue_args, proc_count, proc_rows
+from schedd.submit.queue_statement import item_rows, parse_queue_args, proc_count, proc_rows
 from schedd.submit.values import Expr
 
 _ARCH_NAMES = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "AARCH64", "arm64": "AARCH64",

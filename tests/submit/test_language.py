@@ -13,7 +13,7 @@ from schedd.submit.arguments import job_arguments
 from schedd.submit.description import parse_description
 from schedd.submit.environment import job_environment
 from schedd.submit.macros import MacroScope
-from schedd.submit.queue import item_rows, parse_queue_args
+from schedd.submit.queue_statement import item_rows, parse_queue_args
 from schedd.submit.values import size_value
 
 
