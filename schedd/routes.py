@@ -89,7 +89,7 @@ class ScheddRoutes:
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
         cluster = owned_by(_bad_request(checked_names, cluster), owner, request.identity.name,
-                           self._service.schedd.domain)
+                           self._service.schedd_settings.domain)
         try:
             stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
         except BadJobAdError as exc:

@@ -110,7 +110,7 @@ class ScheddService(DaemonService):
     def __init__(self, settings: DaemonSettings, reactor, schedd: ScheddSettings, config: Config | None = None,
                  key: bytes | None = None, http=None, with_execution: bool = True) -> None:
         super().__init__(settings, reactor, key, http)
-        self.schedd = schedd
+        self.schedd_settings = schedd
         self.config = config if config is not None else Config.load()
         self.clock = reactor
         os.makedirs(schedd.spool, exist_ok=True)
@@ -254,7 +254,7 @@ class ScheddService(DaemonService):
     def _periodic_pass(self) -> None:
         try:
             self.remember_logs()
-            result = self.queue.evaluate_periodic(self.schedd.system_policy)
+            result = self.queue.evaluate_periodic(self.schedd_settings.system_policy)
         except Exception:
             _log.failure("schedd: periodic policy pass failed")
             return
@@ -276,7 +276,7 @@ class ScheddService(DaemonService):
         if scheduler is None:
             return None
         sent = [scheduler]
-        submitters = submitter_ads(self.queue.totals_by_owner(), ad["Name"], self.address, self.schedd.domain)
+        submitters = submitter_ads(self.queue.totals_by_owner(), ad["Name"], self.address, self.schedd_settings.domain)
         client = self.daemon_client(self.settings.collector_host)
         if submitters:
             sent.append(client.call(ADVERTISE, {"ads": submitters}, ad_type="Submitter"))
@@ -290,7 +290,7 @@ class ScheddService(DaemonService):
     # --- lifecycle ------------------------------------------------------------
     def startService(self) -> None:
         super().startService()
-        self._periodic.start(self.schedd.periodic_interval, now=False)
+        self._periodic.start(self.schedd_settings.periodic_interval, now=False)
 
     def stopService(self):
         if self._periodic.running:
