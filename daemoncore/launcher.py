@@ -1,6 +1,8 @@
 """Running a daemon as a process: read config and arguments, log to the daemon's
 file, start its service on the reactor and stop it cleanly on SIGTERM or SIGINT.
-This is the one place that imports the global reactor."""
+Daemon code is handed its reactor; this module is where a daemon process takes the
+global one (the only other use is the async client's default, for callers that pass
+none)."""
 
 from __future__ import annotations
 

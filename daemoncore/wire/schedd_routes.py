@@ -25,7 +25,7 @@ HISTORY = Route("history", "POST", "/v1/history/query", level="READ", streams=Tr
 
 # The negotiator asks for one submitter's resource requests (one per autocluster).
 # body: {"submitter": "alice@pool"}
-# answer: NDJSON {"request_id": text, "count": n, "ad": representative job ad}
+# answer: NDJSON lines of daemoncore.wire.resource_request (one per autocluster)
 RESOURCE_REQUESTS = Route("resource_requests", "POST", "/v1/negotiate/requests",
                           level="DAEMON", streams=True)
 # The negotiator hands over the matches of one cycle.
@@ -40,9 +40,10 @@ MATCHES = Route("matches", "POST", "/v1/negotiate/matches", level="DAEMON")
 JOB_INPUT = Route("job_input", "GET", "/v1/jobs/{job_id}/input", level="DAEMON")
 # POST output: body is the output tar stream (transfer.send_output)
 JOB_OUTPUT = Route("job_output", "POST", "/v1/jobs/{job_id}/output", level="DAEMON")
-# POST update: {"event": "execute"|"usage"|"exit"|"evicted", "attrs": {...}}
+# POST update: {"event": "execute"|"usage"|"exit"|"evicted"|"hold", "attrs": {...}}
 #   exit attrs: ExitCode, ExitBySignal, ExitSignal, RemoteUserCpu, RemoteSysCpu,
 #               ImageSize, ResidentSetSize, MemoryUsage, RemoteWallClockTime
+#   hold attrs: HoldReason, HoldReasonCode, HoldReasonSubCode
 JOB_UPDATE = Route("job_update", "POST", "/v1/jobs/{job_id}/update", level="DAEMON")
 
 TRANSFER_KEY_HEADER = "X-Roost-Transfer-Key"
