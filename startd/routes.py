@@ -15,11 +15,13 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 import classad
+from daemoncore.security.host_identity import slot_refusal
 from daemoncore.wire import startd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
-from daemoncore.wire.errors import Conflict, NotFound
-from daemoncore.wire.request_body import reject_unknown, take
+from daemoncore.wire.errors import Conflict, Forbidden, NotFound
+from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply
+from startd.claim_leases import LeaseBook, LeaseKind
 from startd.errors import ClaimError, SlotStateError
 from startd.job_run import Ending, JobRun
 from startd.slots import UNKNOWN_CLAIM, Slot, SlotTable
@@ -76,8 +78,10 @@ class StartdRoutes:
     """
 
     def __init__(self, table: SlotTable, make_run: RunFactory,
-                 slot_ad: Callable[[Slot], classad.ClassAd], changed: Callable[[], None]) -> None:
+                 slot_ad: Callable[[Slot], classad.ClassAd], changed: Callable[[], None],
+                 leases: LeaseBook | None = None) -> None:
         self.table = table
+        self.leases = leases if leases is not None else LeaseBook()
         self._make_run = make_run
         self._slot_ad = slot_ad
         self._changed = changed
@@ -87,8 +91,21 @@ class StartdRoutes:
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
-        return {api.CLAIM: self.claim, api.ACTIVATE: self.activate, api.VACATE: self.vacate,
-                api.RELEASE: self.release}
+        routes = {api.CLAIM: self.claim, api.ACTIVATE: self.activate, api.VACATE: self.vacate,
+                  api.RELEASE: self.release, api.ALIVE: self.alive}
+        return {route: self._own_slots_only(handler) for route, handler in routes.items()}
+
+    def _own_slots_only(self, handler: Callable[[ApiRequest], object]) -> Callable[[ApiRequest], object]:
+        """``handler``, refusing (403) a startd identity of another host: claims are this host's."""
+        def guarded(request: ApiRequest):
+            refusal = slot_refusal(request.identity, self.table.machine.hostname)
+            if refusal is not None:
+                raise Forbidden(refusal)
+            return handler(request)
+        return guarded
+
+    def _now(self) -> float:
+        return self.table.clock.seconds()  # type: ignore[attr-defined]
 
     # --- routes ---
 
@@ -103,6 +120,7 @@ class StartdRoutes:
             grant = self.table.request_claim(claim_id, job, remote_user_of(job))
         except (ClaimError, SlotStateError) as exc:
             raise _refusal(exc) from None
+        self.leases.claimed(grant.claim_id, self._now())
         self._changed()
         slot = self.table.slots[grant.slot_name]
         _log.info("claimed {slot} for {user}", slot=slot.name, user=slot.remote_user)
@@ -142,6 +160,7 @@ class StartdRoutes:
             self.table.job_exited(claim_id)
             raise
         self.runs[claim_id] = run
+        self.leases.activated(claim_id, job, self._now())
         _log.info("job {job} starting on {slot}", job=job_id, slot=slot.name)
         ending = run.run()
         ending.addCallback(self._run_ended, claim_id, run)
@@ -179,9 +198,54 @@ class StartdRoutes:
             self.table.release(claim_id)
         except (ClaimError, SlotStateError) as exc:
             raise _refusal(exc) from None
+        self.leases.forget(claim_id)
         _log.info("released {slot}", slot=slot.name)
         self._changed()
         return JsonReply({"released": True})
+
+    def alive(self, request: ApiRequest) -> JsonReply:
+        """ALIVE: the schedd still holds these claims; their leases start over."""
+        body = request.json()
+        reject_unknown(body, {"claim_ids"})
+        claim_ids = take_list_of(body, "claim_ids", str)
+        now = self._now()
+        unknown = [index for index, claim_id in enumerate(claim_ids) if not self.leases.renew(claim_id, now)]
+        return JsonReply({"alive": len(claim_ids) - len(unknown), "unknown": unknown})
+
+    # --- leases ---
+
+    def heard_from_schedd(self, claim_id: str) -> None:
+        """A report of the claim's job reached its schedd: the link is alive, renew the lease."""
+        self.leases.renew(claim_id, self._now())
+
+    def expire_leases(self) -> list[str]:
+        """End the claims whose lease ran out: a running job is killed (the slot is freed
+        once it is gone), an idle claim is released at once. Returns the slots' names."""
+        ended = []
+        for claim_id, lease in self.leases.expired(self._now()):
+            self.leases.forget(claim_id)
+            try:
+                slot = self.table.by_claim_id(claim_id)
+            except ClaimError:
+                continue
+            ended.append(slot.name)
+            why = {LeaseKind.MATCH: "it was never activated within MATCH_TIMEOUT",
+                   LeaseKind.CLAIM: "its schedd stopped renewing it",
+                   LeaseKind.JOB: "its schedd stopped renewing it within the job lease"}[lease.kind]
+            _log.warn("claim on {slot} ends: {why} ({duration:g} s)", slot=slot.name, why=why,
+                      duration=lease.duration)
+            run = self.runs.get(claim_id)
+            if run is not None:
+                self._releasing.add(claim_id)
+                self._stop(slot, run, f"the claim lease of {lease.duration:g} s expired", graceful=False)
+                continue
+            try:
+                self.table.release(claim_id)
+            except SlotStateError as exc:
+                _log.warn("claim on {slot} not released: {why}", slot=slot.name, why=exc)
+                continue
+            self._changed()
+        return ended
 
     # --- shutting down ---
 
@@ -221,9 +285,11 @@ class StartdRoutes:
         if claim_id in self._releasing or slot.status.state is State.PREEMPTING:
             self._releasing.discard(claim_id)
             self.table.release(claim_id)
+            self.leases.forget(claim_id)
             _log.info("job {job} {ending}; {slot} released", job=run.job_id, ending=ending.value, slot=slot.name)
         else:
             self.table.job_exited(claim_id)
+            self.leases.job_done(claim_id, self._now())
             _log.info("job {job} {ending}; {slot} stays claimed", job=run.job_id, ending=ending.value,
                       slot=slot.name)
         self._changed()

@@ -30,8 +30,10 @@ class ScheddLink:
     stand-in such as ``StubTreq``."""
 
     def __init__(self, address: str, job_id: str, transfer_key: str, token: Callable[[], str], *,
-                 http=DIRECT_HTTP, timeout: float = DEFAULT_TIMEOUT) -> None:
+                 http=DIRECT_HTTP, timeout: float = DEFAULT_TIMEOUT,
+                 heard: Callable[[], None] | None = None) -> None:
         self.address = parse_address(address)
+        self._heard = heard  # told after each call the schedd answered: the link is alive
         self.job_id = job_id
         self._token = token  # a fresh token per call, since a job may outlive any one token
         self._key = transfer_key
@@ -74,9 +76,18 @@ class ScheddLink:
 
     async def _send(self, route: Route, data, content_type: bytes | None):
         client = AsyncClient(self.address, token=self._token(), http=self._http, timeout=self._timeout)
-        return await client.send(route, data, content_type,
-                                 headers={TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]},
-                                 job_id=self.job_id)
+        response = await client.send(route, data, content_type,
+                                     headers={TRANSFER_KEY_HEADER.encode("ascii"): [self._key.encode("latin-1")]},
+                                     job_id=self.job_id)
+        if self._heard is not None:
+            self._heard()
+        return response
+
+    def retarget(self, address: str, transfer_key: str) -> None:
+        """Report to the schedd at ``address`` with ``transfer_key`` from now on (a
+        restarted schedd reconnected to the job)."""
+        self.address = parse_address(address)
+        self._key = transfer_key
 
     async def _guard(self, deferred: Deferred):
         try:

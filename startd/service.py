@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from twisted.internet import threads
+from twisted.internet import task, threads
 from twisted.internet.defer import Deferred, DeferredList, gatherResults, succeed
 from twisted.logger import Logger
 
@@ -22,6 +22,13 @@ from daemoncore.security import issue_token
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
+from startd.claim_leases import (
+    DEFAULT_ALIVE_INTERVAL,
+    DEFAULT_MATCH_TIMEOUT,
+    DEFAULT_MAX_ALIVES_MISSED,
+    LeaseBook,
+    LeaseTerms,
+)
 from startd.discovery import discover_machine
 from startd.errors import DiscoveryError, SlotConfigError
 from startd.job_account import JobAccount, RunAsPolicy, choose_account
@@ -34,6 +41,8 @@ from startd.slots import Slot, SlotTable
 
 #: How soon after a change the slot ads go out again (changes within it share one update).
 CHANGE_ADVERTISE_DELAY = 0.1
+#: How often the claims' leases are checked (a lease ends at most this late).
+LEASE_CHECK_INTERVAL = 1.0
 MACHINE_AD_TYPE = "Machine"
 
 _log = Logger()
@@ -50,13 +59,16 @@ class StartdService(DaemonService):
     def __init__(self, settings: DaemonSettings, reactor, table: SlotTable, run_settings: RunSettings,
                  key: bytes | None = None, http=None,
                  run_blocking: Callable[..., Deferred] = run_in_thread,
-                 run_as_policy: RunAsPolicy | None = None) -> None:
+                 run_as_policy: RunAsPolicy | None = None, lease_terms: LeaseTerms | None = None) -> None:
         super().__init__(settings, reactor, key, http)
         self.table = table
         self.run_settings = run_settings
         self.run_as_policy = run_as_policy
         self._run_blocking = run_blocking
-        self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed)
+        self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed,
+                                   LeaseBook(lease_terms or LeaseTerms()))
+        self._lease_loop = task.LoopingCall(self._expire_leases)
+        self._lease_loop.clock = reactor
         self._pending_advertise = None
         self._advertised: set[str] = set()
         self._token: str | None = None
@@ -128,7 +140,8 @@ class StartdService(DaemonService):
         """The run of one ACTIVATE: its link to the schedd, the slot's ad and this startd's settings."""
         extra = {"http": self._http} if self._http is not None else {}
         link = ScheddLink(activation.schedd_address, activation.job_id, activation.transfer_key, self.token,
-                          timeout=max(self.settings.request_timeout, 60), **extra)
+                          timeout=max(self.settings.request_timeout, 60),
+                          heard=lambda: self.routes.heard_from_schedd(activation.claim_id), **extra)
         execute_attrs = {"RemoteHost": activation.slot_name, "StartdName": activation.slot_name,
                          "StartdIpAddr": f"<{self.address}>",
                          "MachineAttrMachine0": self.table.machine.hostname}
@@ -147,8 +160,21 @@ class StartdService(DaemonService):
 
     # --- lifecycle ---
 
+    def _expire_leases(self) -> None:
+        try:
+            self.routes.expire_leases()
+        except Exception:
+            _log.failure("startd: checking claim leases failed")
+
+    def startService(self) -> None:
+        """Start serving, and check the claims' leases every second."""
+        super().startService()
+        self._lease_loop.start(LEASE_CHECK_INTERVAL, now=False)
+
     def stopService(self) -> Deferred:
         """Kill running jobs, take the slot ads out of the collector, then stop."""
+        if self._lease_loop.running:
+            self._lease_loop.stop()
         if self._pending_advertise is not None and self._pending_advertise.active():
             self._pending_advertise.cancel()
         endings = DeferredList(self.routes.stop_all("the startd is shutting down"), consumeErrors=True)
@@ -206,5 +232,22 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     policy.check()
     table = SlotTable.from_plans(machine, plans, reactor, start=config.param("START") or "true",
                                  rank=config.param("RANK") or "0", domains=domains)
-    return StartdService(settings, reactor, table, run_settings_from(config, execute_dir), run_as_policy=policy)
+    return StartdService(settings, reactor, table, run_settings_from(config, execute_dir), run_as_policy=policy,
+                         lease_terms=lease_terms_from(config))
+
+
+def lease_terms_from(config: Config) -> LeaseTerms:
+    """The claim lease knobs: ``MATCH_TIMEOUT``, ``ALIVE_INTERVAL`` and ``MAX_CLAIM_ALIVES_MISSED``.
+
+    Raises:
+        ConfigError: a knob is not a positive number.
+    """
+    match_timeout = config.param_duration("MATCH_TIMEOUT", DEFAULT_MATCH_TIMEOUT)
+    alive = config.param_duration("ALIVE_INTERVAL", DEFAULT_ALIVE_INTERVAL)
+    missed = config.param_int("MAX_CLAIM_ALIVES_MISSED", DEFAULT_MAX_ALIVES_MISSED)
+    for name, value in (("MATCH_TIMEOUT", match_timeout), ("ALIVE_INTERVAL", alive),
+                        ("MAX_CLAIM_ALIVES_MISSED", missed)):
+        if value is None or value <= 0:
+            raise ConfigError(f"{name} = {value}: expected a positive number")
+    return LeaseTerms(match_timeout, alive * missed)
 

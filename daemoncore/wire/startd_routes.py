@@ -18,3 +18,7 @@ ACTIVATE = Route("activate", "POST", "/v1/claims/activate", level="DAEMON")
 VACATE = Route("vacate", "POST", "/v1/claims/vacate", level="DAEMON")
 # body: {"claim_id": text}; answer: {"released": true}
 RELEASE = Route("release", "POST", "/v1/claims/release", level="DAEMON")
+# The schedd's keep-alive for its claims at this startd: each known claim's lease starts over.
+# body: {"claim_ids": [text, ...]}; answer: {"alive": n, "unknown": [index, ...]} (positions
+# in claim_ids of claims this startd no longer holds, so ClaimIds never travel back)
+ALIVE = Route("alive", "POST", "/v1/claims/alive", level="DAEMON")
