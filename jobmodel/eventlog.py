@@ -209,6 +209,23 @@ def _reason_body(title: str):
     return body
 
 
+def _disconnected_body(event: Event) -> tuple[str, list[str]]:
+    lines = [str(_get(event, "DisconnectReason", "Connection between submit and execute hosts lost")),
+             f"Trying to reconnect to {_get(event, 'StartdName')} {_get(event, 'StartdAddr')}"]
+    return "Job disconnected, attempting to reconnect", lines
+
+
+def _reconnected_body(event: Event) -> tuple[str, list[str]]:
+    lines = [f"startd address: {_get(event, 'StartdAddr')}", f"starter address: {_get(event, 'StarterAddr')}"]
+    return f"Job reconnected to {_get(event, 'StartdName')}", lines
+
+
+def _reconnect_failed_body(event: Event) -> tuple[str, list[str]]:
+    lines = [str(_get(event, "Reason")),
+             f"Can not reconnect to {_get(event, 'StartdName')}, rescheduling job"]
+    return "Job reconnection failed", lines
+
+
 _BODIES = {
     EventType.SUBMIT: _submit_body,
     EventType.EXECUTE: _execute_body,
@@ -218,6 +235,9 @@ _BODIES = {
     EventType.JOB_ABORTED: _reason_body("Job was aborted."),
     EventType.JOB_HELD: _held_body,
     EventType.JOB_RELEASED: _reason_body("Job was released."),
+    EventType.JOB_DISCONNECTED: _disconnected_body,
+    EventType.JOB_RECONNECTED: _reconnected_body,
+    EventType.JOB_RECONNECT_FAILED: _reconnect_failed_body,
 }
 
 

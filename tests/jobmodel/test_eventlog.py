@@ -142,3 +142,22 @@ def test_concurrent_writers_never_interleave(tmp_path):
     chunks = open(path).read().split("...\n")[:-1]
     assert len(chunks) == 600
     assert all(chunk.startswith("012 (") and chunk.count("\n") == 3 for chunk in chunks)
+
+
+def test_disconnect_reconnect_and_reconnect_failed_event_text():
+    """022, 023 and 024 read as HTCondor writes them (disconnected, reconnected, reconnection failed)."""
+    where = {"StartdName": "slot1_1@ep", "StartdAddr": "<198.18.0.3:4242>"}
+    lost = format_text(Event(EventType.JOB_DISCONNECTED, 1, 0, START,
+                             {**where, "DisconnectReason": "no answer from the startd"}), utc=True)
+    assert lost.splitlines() == ["022 (001.000.000) 2026-12-02 12:00:00 Job disconnected, attempting to reconnect",
+                                 "\tno answer from the startd",
+                                 "\tTrying to reconnect to slot1_1@ep <198.18.0.3:4242>", "..."]
+    back = format_text(Event(EventType.JOB_RECONNECTED, 1, 0, START, {**where, "StarterAddr": "<198.18.0.3:4242>"}),
+                       utc=True)
+    assert back.splitlines()[0].endswith("023 (001.000.000) 2026-12-02 12:00:00 Job reconnected to slot1_1@ep")
+    assert back.splitlines()[1] == "\tstartd address: <198.18.0.3:4242>"
+    failed = format_text(Event(EventType.JOB_RECONNECT_FAILED, 1, 0, START,
+                               {**where, "Reason": "Job disconnected too long: JobLeaseDuration (20 seconds) expired"}),
+                         utc=True)
+    assert failed.splitlines()[1:3] == ["\tJob disconnected too long: JobLeaseDuration (20 seconds) expired",
+                                        "\tCan not reconnect to slot1_1@ep, rescheduling job"]
