@@ -12,7 +12,7 @@ from schedd.submit.cluster import RuleReader
 from schedd.submit.environment import job_environment
 from schedd.submit.errors import SubmitError
 from schedd.submit.requirements import default_requirements
-from schedd.submit.values import Expr, is_true, size_value, string_value, to_value
+from schedd.submit.values import Expr, integer_expression, is_true, size_value, string_value, to_value
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -449,13 +449,9 @@ def _boolean(r: RuleReader, command: str) -> bool | None:
 
 
 def _integer_expression(text: str, command: str) -> int:
-    import ast
-
-    from schedd.submit.queue_statement import _arithmetic
-
     try:
-        return _arithmetic(ast.parse(text.strip(), mode="eval").body)
-    except (SyntaxError, ValueError, ZeroDivisionError):
+        return integer_expression(text)
+    except ValueError:
         raise fail(f"{text.strip()!r} is not an integer", command) from None
 
 

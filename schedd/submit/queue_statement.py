@@ -8,7 +8,6 @@ directory. A slice picks items by position but each keeps its index for
 
 from __future__ import annotations
 
-import ast
 import glob
 import os
 import re
@@ -18,6 +17,7 @@ from typing import Iterator
 import attrs
 
 from schedd.submit.errors import SubmitError, client_only
+from schedd.submit.values import integer_expression
 
 _MODE = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.I)
 _VARS_AT_END = re.compile(r"((?:[A-Za-z_][\w.]*)(?:\s*,\s*[A-Za-z_][\w.]*|\s+[A-Za-z_][\w.]*)*)\s*$")
@@ -54,31 +54,14 @@ def evaluate_count(text: str) -> int:
     try:
         if "#" in stripped:
             raise ValueError("a comment may not follow the count")
-        value = _arithmetic(ast.parse(stripped, mode="eval").body)
-    except (SyntaxError, ValueError, ZeroDivisionError):
+        value = integer_expression(stripped)
+    except ValueError:
         raise SubmitError(f"{stripped!r} is not a count: expected a number or an integer "
                           "expression such as 2*3 (nothing may follow it on the line)",
                           command="queue") from None
     if value < 0:
         raise SubmitError(f"the count {stripped!r} is negative", command="queue")
     return int(value)
-
-
-def _arithmetic(node: ast.AST) -> int:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _arithmetic(node.operand)
-        return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.BinOp):
-        left, right = _arithmetic(node.left), _arithmetic(node.right)
-        ops = {ast.Add: lambda: left + right, ast.Sub: lambda: left - right,
-               ast.Mult: lambda: left * right, ast.Div: lambda: int(left / right),
-               ast.FloorDiv: lambda: int(left / right), ast.Mod: lambda: left % right}
-        for op, fn in ops.items():
-            if isinstance(node.op, op):
-                return fn()
-    raise ValueError("not an integer expression")
 
 
 def parse_queue_args(text: str) -> QueueSpec:

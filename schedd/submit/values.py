@@ -8,6 +8,7 @@ unit suffixes (``2 GB``, ``512K``) are converted here too.
 
 from __future__ import annotations
 
+import ast
 import functools
 import math
 import re
@@ -131,3 +132,41 @@ def size_value(text: str, unit: int, command: str) -> object:
         raise SubmitError(f"a size of {len(number)} characters is too large to be a size", command=command)
     rounded = (amount + unit - 1) / unit
     return int(math.trunc(rounded))
+
+
+#: Longest integer expression ``queue N`` or a count command may hold; longer text is
+#: refused before it is parsed (the walk below recurses once per operator).
+MAX_INTEGER_EXPRESSION = 256
+
+
+def integer_expression(text: str) -> int:
+    """The value of a small integer expression (``2*3``, ``-1 + 10 / 4``): numbers,
+    ``+ - * / // %`` and parentheses; division rounds toward zero as in C.
+
+    Raises:
+        ValueError: anything else, or text longer than :data:`MAX_INTEGER_EXPRESSION`.
+    """
+    stripped = text.strip()
+    if len(stripped) > MAX_INTEGER_EXPRESSION:
+        raise ValueError(f"an integer expression is at most {MAX_INTEGER_EXPRESSION} characters")
+    try:
+        return _integer_value(ast.parse(stripped, mode="eval").body)
+    except (SyntaxError, ZeroDivisionError) as exc:
+        raise ValueError(f"not an integer expression: {exc}") from None
+
+
+_INTEGER_OPERATORS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: int(a / b), ast.FloorDiv: lambda a, b: int(a / b), ast.Mod: lambda a, b: a % b,
+}
+
+
+def _integer_value(node: ast.AST) -> int:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _integer_value(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _INTEGER_OPERATORS:
+        return _INTEGER_OPERATORS[type(node.op)](_integer_value(node.left), _integer_value(node.right))
+    raise ValueError("not an integer expression")
