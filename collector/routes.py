@@ -7,13 +7,14 @@ from collections.abc import Iterator
 
 from classad import ConstraintError, compile_constraint
 from collector.adtypes import ANY, canonical_ad_type
-from collector.errors import AdRejected
+from collector.errors import AdNotOwned, AdRejected
 from collector.metrics import CollectorMetrics
+from collector.ownership import check_ads_owned, check_constraint_allowed
 from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.daemon_routes import METRICS
-from daemoncore.wire.errors import BadRequest
+from daemoncore.wire.errors import BadRequest, Forbidden
 from daemoncore.wire.metrics import metrics_handler
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
@@ -48,6 +49,8 @@ class CollectorRoutes:
             raise BadRequest(f"$.ads: {len(ads)} ads is more than the {api.MAX_ADS_PER_UPDATE} one update may carry")
         now = int(self._store.clock.seconds())
         prepared = [self._prepare(ad_type, wire, f"$.ads[{index}]", now) for index, wire in enumerate(ads)]
+        _owned(check_ads_owned, request.identity, ad_type,
+               [(f"$.ads[{index}]", wire) for index, (_, wire) in enumerate(prepared)])
         for parsed, wire in prepared:
             self._store.update(ad_type, parsed, wire, private=private)
         self._metrics.updates.labels(ad_type).inc(len(prepared))
@@ -62,9 +65,13 @@ class CollectorRoutes:
             raise BadRequest("give exactly one of $.names (a list of Names) or $.constraint (an expression)")
         if "names" in body:
             names = take_list_of(body, "names", str)
+            doomed = self._store.named(ad_type, names)
+            for stored in doomed:
+                _owned(check_ads_owned, request.identity, stored.ad_type, [(repr(stored.name), stored.wire)])
             kinds = [ad_type] if ad_type != ANY else list(self._store.counts())
             removed = sum(self._store.invalidate_names(kind, names) for kind in kinds)
         else:
+            _owned(check_constraint_allowed, request.identity)
             removed = self._store.invalidate_matching(ad_type, _compile(take(body, "constraint", str)))
         self._metrics.invalidations.labels(ad_type).inc(removed)
         return JsonReply({"invalidated": removed})
@@ -107,6 +114,14 @@ def _ad_type(request: ApiRequest) -> str:
         return canonical_ad_type(request.params["ad_type"])
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
+
+
+def _owned(check, *args) -> None:
+    """Run an ownership check; a refusal is a 403 naming the identity and the ad."""
+    try:
+        check(*args)
+    except AdNotOwned as exc:
+        raise Forbidden(str(exc)) from None
 
 
 def _compile(constraint: str):

@@ -116,6 +116,14 @@ class AdStore:
                     removed += 1
         return removed
 
+    def named(self, ad_type: str, names: list[str]) -> list[StoredAd]:
+        """The stored ads of ``ad_type`` (every type for Any) with these Names, public and private."""
+        found = []
+        for table in (self._public, self._private):
+            kinds = list(table) if ad_type == ANY else [ad_type]
+            found += [table[kind][name] for kind in kinds for name in names if name in table.get(kind, {})]
+        return found
+
     def invalidate_matching(self, ad_type: str, predicate: Predicate) -> int:
         """Delete the public ads of ``ad_type`` (every type for Any) that match, with
         their private ads; the count of ads deleted."""
