@@ -18,8 +18,10 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.logger import Logger
 
-from daemoncore.config import Config
+from daemoncore.config import Config, ConfigError
+from daemoncore.network_interface import ALL_INTERFACES, NoInterfaceAddress, resolve_network_interface
 from daemoncore.security import issue_token, load_signing_key
+from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.collector_routes import ADVERTISE
@@ -47,6 +49,8 @@ class DaemonSettings:
     log_file: str
     collector_host: str | None
     trust_domain: str
+    #: BIND_ALL_INTERFACES: listen on every interface, still advertising ``interface``.
+    bind_all: bool = False
 
     @classmethod
     def from_config(cls, config: Config, daemon_type: str, ad_type: str) -> DaemonSettings:
@@ -60,7 +64,7 @@ class DaemonSettings:
         return cls(
             daemon_type=upper,
             ad_type=ad_type,
-            interface=config.param("NETWORK_INTERFACE", "127.0.0.1"),
+            interface=advertised_interface(config),
             port=config.param_int(f"{upper}_PORT", 0),
             update_interval=config.param_duration(f"{upper}_UPDATE_INTERVAL")
             or config.param_duration("UPDATE_INTERVAL", 300),
@@ -71,9 +75,37 @@ class DaemonSettings:
             address_file=config.param(f"{upper}_ADDRESS_FILE")
             or os.path.join(log_dir, f".{daemon_type.lower()}_address"),
             log_file=config.param(f"{upper}_LOG") or os.path.join(log_dir, f"{daemon_type.capitalize()}Log"),
-            collector_host=config.param("COLLECTOR_HOST"),
+            collector_host=configured_collector(config),
             trust_domain=config.param("TRUST_DOMAIN") or "pool",
+            bind_all=bool(config.param_bool("BIND_ALL_INTERFACES", False)),
         )
+
+
+def advertised_interface(config: Config) -> str:
+    """The address chosen by ``NETWORK_INTERFACE`` (127.0.0.1 when unset).
+
+    Raises:
+        ConfigError: it matches none of this host's addresses, naming where it was set.
+    """
+    try:
+        return resolve_network_interface(config.param("NETWORK_INTERFACE"))
+    except NoInterfaceAddress as exc:
+        raise ConfigError(f"{exc} (set {config.lookup('NETWORK_INTERFACE').origin.describe()})") from None
+
+
+def configured_collector(config: Config) -> str | None:
+    """``COLLECTOR_HOST`` as ``host:port`` (a host alone means port 9618), or None when empty.
+
+    Raises:
+        ConfigError: it is not an address, naming where it was set.
+    """
+    found = config.lookup("COLLECTOR_HOST")
+    if found is None or not found.value.strip():
+        return None
+    try:
+        return str(parse_address(found.value, default_port=DEFAULT_COLLECTOR_PORT))
+    except ValueError as exc:
+        raise ConfigError(f"COLLECTOR_HOST ({found.origin.describe()}): {exc}") from None
 
 
 class DaemonService(service.MultiService):
@@ -146,7 +178,8 @@ class DaemonService(service.MultiService):
                                cooperator=sharing_cooperator(self.reactor))
         site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
                          clock=self.reactor)
-        self.port = self.reactor.listenTCP(self.settings.port, site, interface=self.settings.interface)
+        bind = ALL_INTERFACES if self.settings.bind_all else self.settings.interface
+        self.port = self.reactor.listenTCP(self.settings.port, site, interface=bind)
         write_address_file(self.settings.address_file, self.address)
         _log.info("{daemon} listening on {address}", daemon=self.settings.daemon_type, address=self.address)
         self._advertiser.start(self.settings.update_interval, now=True)

@@ -2,7 +2,8 @@
 
 Names and meanings follow HTCondor's where they are the same. Paths hang off
 ``LOCAL_DIR``, which ``roost pool up --dir`` points at the pool's directory. An
-empty ``COLLECTOR_HOST`` means "find the personal pool through its address file".
+empty ``COLLECTOR_HOST`` means "find the personal pool through its address file"; a
+``COLLECTOR_HOST`` without a port means port 9618.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ DEFAULTS: dict[str, str] = {
     # the pool
     "CONDOR_HOST": "",
     "COLLECTOR_HOST": "$(CONDOR_HOST)",
-    "DAEMON_LIST": "MASTER, COLLECTOR",
-    "NETWORK_INTERFACE": "127.0.0.1",
+    "DAEMON_LIST": "MASTER",
+    # NETWORK_INTERFACE: unset means 127.0.0.1; the CentralManager, Submit and Execute
+    # roles make it "*" (this host's best address) unless it was set before them
+    "BIND_ALL_INTERFACES": "false",
     "UID_DOMAIN": "$(FULL_HOSTNAME)",
     "TRUST_DOMAIN": "$(UID_DOMAIN)",
     # timing (seconds)

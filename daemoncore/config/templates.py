@@ -2,13 +2,22 @@
 
 ``use ROLE : Personal`` is what a personal pool runs with: every daemon on one
 machine, on the loopback interface; its collector is found through the pool's
-address file, so it leaves ``COLLECTOR_HOST`` alone. Later roles add their daemons to
-``DAEMON_LIST``; the template text is read as if it stood at the ``use`` line.
+address file, so it leaves ``COLLECTOR_HOST`` alone. The roles of a pool on several
+hosts, as in HTCondor, combine: ``CentralManager`` adds the collector (on port 9618)
+and the negotiator, ``Submit`` the schedd, ``Execute`` the startd; each listens on the
+host's best address unless ``NETWORK_INTERFACE`` says otherwise. The template text is
+read as if it stood at the ``use`` line.
 """
 
 from __future__ import annotations
 
 from daemoncore.config.errors import ConfigError
+
+#: What every role of a pool on several hosts shares: the host's best address unless
+#: NETWORK_INTERFACE was set before the ``use`` line.
+_ON_THE_NETWORK = """
+        NETWORK_INTERFACE = $(NETWORK_INTERFACE:*)
+"""
 
 #: (CATEGORY, NAME) in upper case -> config text
 TEMPLATES: dict[tuple[str, str], str] = {
@@ -22,14 +31,15 @@ TEMPLATES: dict[tuple[str, str], str] = {
         SCHEDD_INTERVAL = 5
         UPDATE_INTERVAL = 5
     """,
-    ("ROLE", "CENTRALMANAGER"): """
-        DAEMON_LIST = $(DAEMON_LIST:MASTER), COLLECTOR
+    ("ROLE", "CENTRALMANAGER"): _ON_THE_NETWORK + """
+        DAEMON_LIST = $(DAEMON_LIST:MASTER), COLLECTOR, NEGOTIATOR
+        COLLECTOR_PORT = $(COLLECTOR_PORT:9618)
     """,
-    ("ROLE", "SUBMIT"): """
-        DAEMON_LIST = $(DAEMON_LIST:MASTER)
+    ("ROLE", "SUBMIT"): _ON_THE_NETWORK + """
+        DAEMON_LIST = $(DAEMON_LIST:MASTER), SCHEDD
     """,
-    ("ROLE", "EXECUTE"): """
-        DAEMON_LIST = $(DAEMON_LIST:MASTER)
+    ("ROLE", "EXECUTE"): _ON_THE_NETWORK + """
+        DAEMON_LIST = $(DAEMON_LIST:MASTER), STARTD
     """,
 }
 

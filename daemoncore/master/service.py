@@ -38,6 +38,7 @@ class MasterService(DaemonService):
     def own_ad(self) -> dict:
         ad = super().own_ad()
         ad["DaemonList"] = ", ".join(["MASTER", *self.supervisor.children])
+        ad["MasterIpAddr"] = ad["MyAddress"]
         return ad
 
     def startService(self) -> None:
@@ -83,6 +84,22 @@ def supervised_daemons(config: Config) -> list[str]:
     return sorted(dict.fromkeys(names), key=lambda name: name != "COLLECTOR")
 
 
+def configured_ports(config: Config, names: list[str]) -> dict[str, int]:
+    """``<NAME>_PORT`` of each daemon that has one (the central manager's collector: 9618).
+
+    Raises:
+        ConfigError: a port is not a number from 0 to 65535.
+    """
+    ports = {}
+    for name in names:
+        port = config.param_int(f"{name}_PORT", 0)
+        if not 0 <= port < 65536:
+            raise ConfigError(f"{name}_PORT = {port}: a port is a number from 0 to 65535")
+        if port:
+            ports[name] = port
+    return ports
+
+
 def build_master(settings: DaemonSettings, reactor, config: Config) -> MasterService:
     """The master for ``settings``, spawning real processes on ``reactor``.
 
@@ -97,10 +114,12 @@ def build_master(settings: DaemonSettings, reactor, config: Config) -> MasterSer
         policy = BackoffPolicy.from_config(config)
     except ValueError as exc:
         raise ConfigError(f"MASTER_BACKOFF_*: {exc}") from None
+    names = supervised_daemons(config)
     supervisor = Supervisor(
-        supervised_daemons(config), spawner, reactor, policy,
+        names, spawner, reactor, policy,
         ready_timeout=config.param_duration("MASTER_DAEMON_READY_TIMEOUT", 30.0),
         stop_timeout=config.param_duration("MASTER_SHUTDOWN_GRACEFUL_TIMEOUT", 10.0),
+        ports=configured_ports(config, names),
     )
     holder["supervisor"] = supervisor
     facts = {"dir": config.param("LOCAL_DIR"), "config": os.environ.get("ROOST_CONFIG")}

@@ -10,7 +10,7 @@ the whole life of a pool with ``task.Clock`` and a fake spawner.
 from __future__ import annotations
 
 import signal as signals
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from attrs import define, field
@@ -85,12 +85,14 @@ def describe_exit(exit_code: int | None, signal: int | None) -> str:
 
 
 class Supervisor:
-    """Keeps the daemons ``names`` running through ``spawner``."""
+    """Keeps the daemons ``names`` running through ``spawner``, each on its port in
+    ``ports`` (``<NAME>_PORT``; absent or 0: any free port, kept across restarts)."""
 
     def __init__(self, names: list[str], spawner: Spawner, clock, policy: BackoffPolicy | None = None, *,
                  poll_interval: float = 0.1, ready_timeout: float = 30.0, stop_timeout: float = 10.0,
-                 say: Callable[[str], None] | None = None) -> None:
-        self.children = {name: Child(name) for name in names}
+                 say: Callable[[str], None] | None = None, ports: Mapping[str, int] | None = None) -> None:
+        ports = ports or {}
+        self.children = {name: Child(name, port=ports.get(name, 0)) for name in names}
         self._order = list(names)
         self._spawner = spawner
         self._clock = clock

@@ -54,8 +54,12 @@ def _sinful_parameters(text: str) -> dict[str, str]:
     return parameters
 
 
-def parse_address(text: str) -> Address:
-    """The address written in ``text``.
+#: The collector's well-known port: a collector named without a port listens here.
+DEFAULT_COLLECTOR_PORT = 9618
+
+
+def parse_address(text: str, default_port: int | None = None) -> Address:
+    """The address written in ``text``; ``default_port`` fills in a port left out.
 
     Raises:
         ValueError: ``text`` has no host or no port between 1 and 65535.
@@ -73,6 +77,8 @@ def parse_address(text: str) -> Address:
         tls = tls or scheme.lower() == "https"
         text = rest
     text = text.rstrip("/")
+    if default_port is not None and ":" not in text.strip("[]"):
+        text = f"{text}:{default_port}"
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"daemon address {original!r} is not HOST:PORT (e.g. 127.0.0.1:9618)")
