@@ -18,6 +18,8 @@ from jobmodel.states import JobId
 
 #: HTCondor's default ``CLAIM_WORKLIFE``: a claim takes no new job after 20 minutes.
 DEFAULT_CLAIM_WORKLIFE = 1200.0
+#: HTCondor's default ``ALIVE_INTERVAL``: how often a schedd renews its claims.
+DEFAULT_ALIVE_INTERVAL = 300.0
 
 
 class ClaimState(enum.Enum):
@@ -42,6 +44,25 @@ class Claim:
     state: ClaimState = ClaimState.IDLE
     job_id: JobId | None = None
     jobs_run: int = 0
+    #: How often the startd hears that this claim is alive, and when it last did.
+    alive_period: float = DEFAULT_ALIVE_INTERVAL
+    alive_at: float | None = None
+
+
+def alive_period_for(lease: float, alive_interval: float = DEFAULT_ALIVE_INTERVAL) -> float:
+    """How often to renew a claim whose job has ``lease`` seconds: every ``ALIVE_INTERVAL``,
+    but at least three times per lease (and no more than once a second)."""
+    return max(1.0, min(alive_interval, lease / 3))
+
+
+def alives_due(claims: Iterable[Claim], now: float) -> dict[str, list[Claim]]:
+    """The claims whose keep-alive is due at ``now``, by startd address."""
+    due: dict[str, list[Claim]] = {}
+    for claim in claims:
+        last = claim.alive_at if claim.alive_at is not None else claim.claimed_at
+        if now - last >= claim.alive_period:
+            due.setdefault(claim.startd_address, []).append(claim)
+    return due
 
 
 def accepts_more_jobs(claim: Claim, now: float, worklife: float) -> bool:
@@ -115,6 +136,14 @@ class ClaimTable:
         self._by_job[job_id] = claim_id
         return updated
 
+    def update(self, claim_id: str, **changes: object) -> Claim | None:
+        """Change a held claim's bookkeeping (``alive_at``, ``alive_period``); None if it is gone."""
+        claim = self._claims.get(claim_id)
+        if claim is None:
+            return None
+        self._claims[claim_id] = attrs.evolve(claim, **changes)
+        return self._claims[claim_id]
+
     def job_done(self, claim_id: str) -> Claim | None:
         """Mark the claim idle again once its job has ended; None if it is gone."""
         claim = self._claims.get(claim_id)
@@ -143,4 +172,4 @@ class ClaimTable:
 
 
 __all__ = ["ClaimState", "Claim", "ClaimTable", "accepts_more_jobs", "job_fits_claim", "next_job_for",
-           "DEFAULT_CLAIM_WORKLIFE"]
+           "alive_period_for", "alives_due", "DEFAULT_CLAIM_WORKLIFE", "DEFAULT_ALIVE_INTERVAL"]

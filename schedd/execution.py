@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 from twisted.application import service as app_service
+from twisted.internet import task
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
@@ -27,7 +28,16 @@ from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from jobmodel.errors import InvalidTransitionError
 from jobmodel.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
-from schedd.claims import DEFAULT_CLAIM_WORKLIFE, Claim, ClaimTable, accepts_more_jobs, next_job_for
+from schedd.claims import (
+    DEFAULT_ALIVE_INTERVAL,
+    DEFAULT_CLAIM_WORKLIFE,
+    Claim,
+    ClaimTable,
+    accepts_more_jobs,
+    alive_period_for,
+    alives_due,
+    next_job_for,
+)
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
 from shadow.owner_rights import INPUT, as_owner, job_account
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
@@ -35,6 +45,10 @@ from transfer import TransferError
 from transfer.urls import with_presigned_inputs
 
 IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
+#: How often the claims are looked at for a due keep-alive.
+ALIVE_CHECK_INTERVAL = 1.0
+#: A keep-alive unanswered this long (or its claims' alive period, if shorter) counts as a broken link.
+ALIVE_TIMEOUT = 60.0
 
 _log = Logger()
 
@@ -88,6 +102,10 @@ class Execution(app_service.Service):
         self._starting: set[JobId] = set()  # matched, being claimed or activated
         self._cancelled: set[JobId] = set()  # stopped by the schedd before their shadow began
         self._requests: dict[str, tuple[str, ...]] = {}
+        self.alive_interval = config.param_duration("ALIVE_INTERVAL", DEFAULT_ALIVE_INTERVAL) or DEFAULT_ALIVE_INTERVAL
+        self._alive_calls: set[str] = set()  # startds with a keep-alive on its way (one at a time each)
+        self._alive_loop = task.LoopingCall(self._send_alives)
+        self._alive_loop.clock = self.clock
 
     # --- what the schedd service calls ---
     def handlers(self) -> dict:
@@ -114,6 +132,7 @@ class Execution(app_service.Service):
         restarted) go back to Idle, or finish their removal, so they run again."""
         super().startService()
         self._settle_orphans()
+        self._alive_loop.start(ALIVE_CHECK_INTERVAL, now=False)
 
     def _settle_orphans(self) -> None:
         orphans = f"JobStatus == {int(JobStatus.RUNNING)} || JobStatus == {int(JobStatus.SUSPENDED)} || " \
@@ -135,6 +154,8 @@ class Execution(app_service.Service):
 
     def stopService(self):
         """Leave running jobs as they are (their leases carry them) and stop the timers."""
+        if self._alive_loop.running:
+            self._alive_loop.stop()
         for shadow in list(self.shadows.values()):
             shadow.shut_down()
         return super().stopService()
@@ -252,6 +273,7 @@ class Execution(app_service.Service):
         lease = lease_seconds_for(ad, self.lease_override)
         key = secrets.token_urlsafe(32)
         claim = self.claims.assign(claim.claim_id, job_id)
+        claim = self.claims.update(claim.claim_id, alive_period=alive_period_for(lease, self.alive_interval)) or claim
         shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, lease,
                         s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
         self.shadows[job_id] = shadow
@@ -299,6 +321,53 @@ class Execution(app_service.Service):
         body = {"claim_id": claim.claim_id, "reason": reason, "graceful": True}
         calling = self._client(claim.startd_address).call(startd_routes.VACATE, body)
         calling.addBoth(lambda _: self._release(claim, reason))
+
+    # --- keep-alives ---
+    def _send_alives(self) -> None:
+        """Renew the claims whose keep-alive is due, one call per startd (and never a second
+        while one is on its way). A startd that does not answer puts its jobs' shadows in
+        the disconnected state; one that answers again reconnects them."""
+        try:
+            due = alives_due(self.claims, self.clock.seconds())
+        except Exception:
+            _log.failure("schedd: looking for due keep-alives failed")
+            return
+        for address, claims in due.items():
+            if address in self._alive_calls:
+                continue
+            self._alive_calls.add(address)
+            timeout = max(1.0, min(ALIVE_TIMEOUT, min(c.alive_period for c in claims)))
+            calling = self.schedd.daemon_client(address, timeout=timeout).call(
+                startd_routes.ALIVE, {"claim_ids": [c.claim_id for c in claims]})
+            calling.addCallbacks(self._alive_answered, self._alive_failed, callbackArgs=(claims,),
+                                 errbackArgs=(claims,))
+            calling.addBoth(lambda _, where=address: self._alive_calls.discard(where))
+
+    def _alive_answered(self, answer: dict, claims: list[Claim]) -> None:
+        unknown = set(answer.get("unknown") or []) if isinstance(answer, dict) else set()
+        now = self.clock.seconds()
+        for index, claim in enumerate(claims):
+            shadow = self.shadows.get(claim.job_id) if claim.job_id is not None else None
+            if index in unknown:
+                self._claim_gone(claim, shadow)
+                continue
+            self.claims.update(claim.claim_id, alive_at=now)
+            if shadow is not None:
+                shadow.link_back()
+
+    def _claim_gone(self, claim: Claim, shadow: Shadow | None) -> None:
+        _log.warn("the startd at {startd} no longer holds the claim on {slot}", startd=claim.startd_address,
+                  slot=claim.slot_name)
+        if shadow is not None and shadow.claim_id == claim.claim_id:
+            shadow.claim_lost("its lease there ran out or the startd restarted")
+        self.claims.remove(claim.claim_id)
+
+    def _alive_failed(self, failure, claims: list[Claim]) -> None:
+        why = failure.getErrorMessage()
+        for claim in claims:
+            shadow = self.shadows.get(claim.job_id) if claim.job_id is not None else None
+            if shadow is not None and shadow.claim_id == claim.claim_id:
+                shadow.link_lost(f"no answer from the startd at {claim.startd_address}: {why}")
 
     # --- the queue, seen from here ---
     def _free_idle_jobs(self, owner: str) -> Iterator[tuple[JobId, ClassAd]]:

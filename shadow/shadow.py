@@ -239,6 +239,8 @@ class Shadow:
         self.s3_endpoint_url = s3_endpoint_url
         self.staging_root = staging_root
         self.ended = False
+        #: Why the link to the starter is down, while it is (022 written, 023 or 024 to come).
+        self.disconnected: str | None = None
         self._usage: dict[str, int | float] = {}
         self._lease_call = host.clock.callLater(lease_seconds, self._lease_expired)
 
@@ -260,9 +262,42 @@ class Shadow:
             raise Forbidden(f"the transfer key for job {self.job_id} is missing or wrong")
 
     def heard_from_starter(self) -> None:
-        """Renew the lease: the starter is alive."""
+        """Renew the lease: the starter is alive (and a broken link is back)."""
         if not self.ended and self._lease_call.active():
             self._lease_call.reset(self.lease_seconds)
+        self.link_back()
+
+    # --- the link to the execute side ---
+    def link_lost(self, why: str) -> None:
+        """The startd cannot be reached: the job runs on under its lease while the schedd
+        keeps trying; 022 (disconnected) goes to the event log once per outage."""
+        if self.ended or self.disconnected is not None:
+            return
+        self.disconnected = why
+        _log.warn("job {job}: disconnected from {slot} at {startd}: {why}; reconnecting for up to {lease:g} s",
+                  job=self.job_id, slot=self.slot_name, startd=self.startd_address, why=why,
+                  lease=self.lease_seconds)
+        self._log_event(EventType.JOB_DISCONNECTED, DisconnectReason=why)
+
+    def link_back(self) -> None:
+        """The startd (or the starter) answered again within the lease: 023 (reconnected)."""
+        if self.ended or self.disconnected is None:
+            return
+        self.disconnected = None
+        _log.info("job {job}: reconnected to {slot} at {startd}", job=self.job_id, slot=self.slot_name,
+                  startd=self.startd_address)
+        self._log_event(EventType.JOB_RECONNECTED, StarterAddr=_sinful(self.startd_address))
+
+    def claim_lost(self, why: str) -> None:
+        """The startd no longer holds the job's claim (its lease there ran out, or it
+        restarted): the run is gone, so the job goes back to Idle at once."""
+        if not self.ended:
+            self._requeue(f"the startd at {self.startd_address} no longer holds the claim: {why}")
+
+    def _log_event(self, kind: EventType, **details: Any) -> None:
+        event = Event(kind, self.job_id.cluster, self.job_id.proc, now_from(self.host.clock),
+                      {"StartdName": self.slot_name, "StartdAddr": _sinful(self.startd_address), **details})
+        self.host.record(Transition(self.job_id, {}, event))
 
     # --- input ---
     def input_reply(self) -> Deferred:
@@ -406,12 +441,21 @@ class Shadow:
             return
         _log.warn("job {job}: no word from the starter at {startd} for {lease} s; requeueing it",
                   job=self.job_id, startd=self.startd_address, lease=self.lease_seconds)
+        self._requeue(f"job lease of {self.lease_seconds:g} s expired")
+
+    def _requeue(self, reason: str) -> None:
+        """The run is lost: 024 (reconnection failed) if the link was down, then back to
+        Idle (the restart counted) to run elsewhere."""
+        if self.disconnected is not None:
+            self._log_event(EventType.JOB_RECONNECT_FAILED,
+                            Reason=f"Job disconnected too long: JobLeaseDuration ({self.lease_seconds:g} seconds) "
+                                   f"expired" if "lease" in reason else reason)
         try:
             if self._status() in states.ACTIVE:
                 self._apply(lambda ad, clock: states.vacate(ad, clock))
         except Exception:  # the lease must end the shadow whatever the queue says
             _log.failure("job {job}: requeueing after the lease expired failed", job=self.job_id)
-        self._end(Ending.RELEASE, f"job lease of {self.lease_seconds:g} s expired")
+        self._end(Ending.RELEASE, reason)
 
     def stop(self, reason: str) -> None:
         """The schedd stopped the job (removed, held or vacated by a user): finish the
@@ -495,6 +539,10 @@ def _off_machine(ad: ClassAd, clock) -> Transition:
     if type(host) is str:
         changes = {"RemoteHost": states.DELETE, "LastRemoteHost": host}
     return Transition(states.job_id_of(ad), changes)
+
+
+def _sinful(address: str) -> str:
+    return address if address.startswith("<") else f"<{address}>"
 
 
 def transfer_key_of(request) -> str | None:

@@ -41,6 +41,7 @@ class RecordingStartd:
     def __init__(self):
         self.calls = []
         self.failing = set()
+        self.unknown = set()  # positions in an ALIVE body the startd no longer holds
 
     def call(self, route, body=None, **params):
         self.calls.append((route.name, body))
@@ -49,6 +50,8 @@ class RecordingStartd:
         if route is startd_routes.CLAIM:
             return succeed({"claim_id": "dyn-" + body["claim_id"], "slot_name": "slot1_1@node1",
                             "slot_ad": slot_json()})
+        if route is startd_routes.ALIVE:
+            return succeed({"alive": len(body["claim_ids"]) - len(self.unknown), "unknown": sorted(self.unknown)})
         return succeed({startd_routes.ACTIVATE: {"started": True}, startd_routes.VACATE: {"vacating": True},
                         startd_routes.RELEASE: {"released": True}}[route])
 
@@ -70,7 +73,7 @@ class StandInSchedd:
     def record(self, transition):
         self.recorded.append(transition)
 
-    def daemon_client(self, address):
+    def daemon_client(self, address, timeout=None):
         assert address == STARTD
         return self.startd
 
