@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
 import classad
@@ -26,6 +27,7 @@ from daemoncore.security.accounts import Account
 from daemoncore.security.acting_as import acting_as
 from daemoncore.wire.errors import RemoteError, Unreachable
 from startd import sandbox as sb
+from startd.claim_leases import job_lease_of
 from startd.errors import StarterError
 from startd.job_account import JobAccount
 from startd.schedd_link import ScheddLink
@@ -234,7 +236,7 @@ class JobRun:
                 sent = await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool,
                                             self.account)
                 if sent.files or sent.directories:  # an empty stream would change nothing there
-                    await self.link.send_output(spool)
+                    await self._persist(lambda: self.link.send_output(_rewound(spool)))
         except TransferError as exc:
             return await self._hold(exc.hold_attributes())
         except RemoteError as exc:
@@ -272,12 +274,36 @@ class JobRun:
         if event in FINAL_REPORTS:
             self.final_report_sent = True
         try:
-            await self.link.update(event, attrs_)
+            if event in FINAL_REPORTS:  # what the job did must not be lost to a short outage
+                await self._persist(lambda: self.link.update(event, attrs_))
+            else:
+                await self.link.update(event, attrs_)
             return True
         except (RemoteError, Unreachable) as exc:
             _log.info("job {job}: the schedd did not take the {event} report: {why}",
                       job=self.job_id, event=event, why=exc)
             return False
+
+    async def _persist(self, attempt: Callable[[], Deferred]) -> Any:
+        """``attempt()`` again every few seconds while the schedd is unreachable, for as
+        long as the job's lease lasts (the shadow waits as long for it to come back), and
+        not after the run was killed (its claim ended here).
+
+        Raises:
+            Unreachable: the lease ran out, or the run was killed, before the schedd answered.
+        """
+        lease = job_lease_of(self.job)
+        delay = retry_delay(lease)
+        deadline = self.reactor.seconds() + lease
+        while True:
+            try:
+                return await attempt()
+            except Unreachable as exc:
+                if self._forceful or self.reactor.seconds() + delay > deadline:
+                    raise
+                _log.info("job {job}: the schedd is unreachable ({why}); trying again in {delay:g} s",
+                          job=self.job_id, why=exc, delay=delay)
+                await deferLater(self.reactor, delay, lambda: None)
 
     # --- usage reports ---
 
@@ -303,6 +329,17 @@ def report_interval(job: classad.ClassAd, usage_interval: float) -> float:
     if type(lease) in (int, float) and lease > 0:
         return max(1.0, min(usage_interval, lease / 3))
     return usage_interval
+
+
+def retry_delay(lease: float) -> float:
+    """How long a run waits between tries to reach an unreachable schedd: a tenth of the
+    job's lease, between half a second and five seconds."""
+    return max(0.5, min(5.0, lease / 10))
+
+
+def _rewound(spool):
+    spool.seek(0)
+    return spool
 
 
 def _output_refused(exc: RemoteError) -> dict:
