@@ -4,6 +4,8 @@
 [-key FILE] [-out FILE | -token NAME]`` prints the token, or writes it with mode 0600.
 ``roost token list [-dir DIR] [-key FILE]`` shows each token in the token directory
 with its identity, scopes, issuer and expiry, and checks it when the key is readable.
+``roost token revoke -id JTI | -identity NAME | -token FILE [-pool DIR]`` adds a rule to
+the pool's revocation file; every daemon refuses the token within one ``UPDATE_INTERVAL``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from collections.abc import Mapping
 
 from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands
+from bindings.pool import read_pool_file
 from daemoncore.config import Config, ConfigError, to_duration
 from daemoncore.security import (
     TOKEN_ENV,
@@ -27,6 +30,8 @@ from daemoncore.security import (
     verify_token,
     write_token,
 )
+from daemoncore.security.revocation import add_revocation, revocation_file, rule_for_identity, rule_for_token_id
+from daemoncore.security.token_files import read_token_file
 
 CREATE = CommandLine("roost token create", """usage: roost token create -identity USER@DOMAIN -scope LEVEL [options]
 
@@ -45,6 +50,15 @@ LIST = CommandLine("roost token list", """usage: roost token list [-dir DIR] [-k
   -key FILE           the signing key to check the tokens with
 """, [Option("-dir", 1), Option("-key", 1)])
 
+REVOKE = CommandLine("roost token revoke", """usage: roost token revoke (-id JTI | -identity USER@DOMAIN | -token FILE) [-pool DIR]
+
+  -id JTI             revoke the one token with this id (its jti claim)
+  -identity NAME      revoke every token of this identity, e.g. startd@hostB
+  -token FILE         revoke the token held in FILE
+  -pool DIR           the pool directory, whose config names the revocation file
+                      (default: the pool `roost pool up` last started, else your config)
+""", [Option("-id", 1), Option("-identity", 1), Option("-token", 1), Option("-pool", 1)])
+
 
 def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
     """Run ``roost token`` with ``argv``; 0 on success, 1 on an error it explains, 2 for a bad command line."""
@@ -54,6 +68,8 @@ def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
                              lambda reading: _guarded(_create, _creation(reading), env)),
         "list": Subcommand(LIST, "show the tokens in the token directory",
                            lambda reading: _guarded(_list, _no_operands(reading), env)),
+        "revoke": Subcommand(REVOKE, "refuse a token, or every token of an identity, at every daemon",
+                             lambda reading: _guarded(_revoke, _revocation(reading), env)),
     }, argv)
 
 
@@ -69,6 +85,19 @@ def _creation(reading: Reading) -> Reading:
             raise UsageError(f"{needed} is required")
     if reading.given("-out") and reading.given("-token"):
         raise UsageError("-out and -token both say where to write; give one")
+    return reading
+
+
+def _revocation(reading: Reading) -> Reading:
+    """``reading`` once it names exactly one thing to revoke.
+
+    Raises:
+        UsageError: it names none, or several.
+    """
+    _no_operands(reading)
+    named = [flag for flag in ("-id", "-identity", "-token") if reading.given(flag)]
+    if len(named) != 1:
+        raise UsageError("give exactly one of -id, -identity or -token")
     return reading
 
 
@@ -163,3 +192,32 @@ def _status(text: str, key: bytes | None) -> str:
 
 def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
+
+
+def _revoke(args: Reading, config: Config, env: Mapping[str, str]) -> int:
+    if args.given("-identity"):
+        rule, what = rule_for_identity(args.last("-identity")), f"every token of {args.last('-identity').strip()}"
+    else:
+        token_id = args.last("-id")
+        if args.given("-token"):
+            found = read_token_file(args.last("-token"))
+            token_id = read_unverified(found).token_id or ""
+        rule, what = rule_for_token_id(token_id), f"token {token_id}"
+    path = revocation_file(_pool_config(args.last("-pool"), config, env))
+    added = add_revocation(path, rule, comment=f"revoked {_when(time.time())} by roost token revoke")
+    print(f"{'revoked' if added else 'already revoked:'} {what} ({rule} in {path}); "
+          f"every daemon refuses it within one UPDATE_INTERVAL")
+    return 0
+
+
+def _pool_config(directory: str | None, config: Config, env: Mapping[str, str]) -> Config:
+    """The config of the pool in ``directory``, else of the pool last started, else ``config``."""
+    if directory is None:
+        facts = read_pool_file(config.param("POOL_ADDRESS_FILE", "")) or {}
+        directory = facts.get("dir")
+    if not directory:
+        return config
+    path = os.path.join(directory, "config")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{directory} holds no pool config: give the pool directory `roost pool up` made")
+    return Config.load(path, env={**env, "ROOST_CONFIG": path})

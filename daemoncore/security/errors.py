@@ -25,3 +25,7 @@ class TokenSignatureError(TokenError):
 
 class TokenExpiredError(TokenError):
     """The token's ``exp`` time has passed."""
+
+
+class TokenRevokedError(TokenError):
+    """The token matches the pool's revocation list (``SEC_TOKEN_REVOCATION_EXPR`` or ``roost token revoke``)."""

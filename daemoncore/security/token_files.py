@@ -7,6 +7,7 @@ directory defaults to ``~/.config/roost/tokens.d/`` (config knob ``SEC_TOKEN_DIR
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -79,16 +80,46 @@ def write_token(path: str, token: str) -> None:
     Raises:
         TokenError: the file cannot be written.
     """
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=".token-")
-        with os.fdopen(fd, "w", encoding="ascii") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(token.strip() + "\n")
-        os.replace(temp, path)
+        replace_file(path, token.strip() + "\n", 0o600)
     except OSError as err:
         raise TokenError(f"cannot write token file {path}: {err.strerror or err}") from None
+
+
+def replace_file(path: str, text: str, mode: int) -> None:
+    """Write ``text`` to ``path`` with ``mode`` under a temporary name and rename it into
+    place (a reader sees the old file or the new one); missing parents get mode 0700.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".roost-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(text)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(temp)
+        raise
+
+
+def read_token_file(path: str) -> str:
+    """The first token in the file at ``path``.
+
+    Raises:
+        TokenError: the file is missing, unreadable or holds no token.
+    """
+    try:
+        tokens = _tokens_in(_read(path))
+    except OSError as err:
+        raise TokenError(f"cannot read the token file {path}: {err.strerror or err}") from None
+    if not tokens:
+        raise TokenError(f"the token file {path} holds no token")
+    return tokens[0]
 
 
 def _from_env(value: str) -> FoundToken:

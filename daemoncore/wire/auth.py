@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from daemoncore.security import AuthorizationLevel, Identity, verify_token
+from daemoncore.security.errors import TokenRevokedError
+from daemoncore.security.revocation_watch import PROCESS_REVOCATIONS, RevocationHolder
 from daemoncore.wire.errors import Forbidden, Unauthenticated
 
 TokenVerifier = Callable[[str], object]
@@ -63,21 +65,28 @@ def require_level(identity: object, level: str, action: str) -> None:
 VERIFIED_CACHE_SIZE = 256
 
 
-def token_verifier(key: bytes, clock, issuer: str | None = None) -> TokenVerifier:
-    """A verifier checking tokens against the pool's ``key`` at ``clock``'s time. A
-    token already verified is not checked again until it expires: the signature
-    check is a measurable part of every daemon-to-daemon call."""
-    verified: dict[str, Identity] = {}
+def token_verifier(key: bytes, clock, issuer: str | None = None,
+                   revocations: RevocationHolder = PROCESS_REVOCATIONS) -> TokenVerifier:
+    """A verifier checking tokens against the pool's ``key`` at ``clock``'s time, and
+    against the revocations in force. A token already verified is not checked again
+    until it expires or the revocations change: the signature check is a measurable
+    part of every daemon-to-daemon call.
+
+    The verifier raises ``TokenError`` (``TokenRevokedError`` for a revoked token).
+    """
+    verified: dict[str, tuple[Identity, int, str | None]] = {}
 
     def verify(token: str) -> Identity:
         now = clock.seconds()
         known = verified.get(token)
-        if known is not None and (known.expires is None or now < known.expires):
-            return known
-        identity = verify_token(key, token, now=now, issuer=issuer)
-        if len(verified) >= VERIFIED_CACHE_SIZE:
-            verified.clear()
-        verified[token] = identity
-        return identity
+        if known is None or known[1] != revocations.version or (
+                known[0].expires is not None and now >= known[0].expires):
+            identity = verify_token(key, token, now=now, issuer=issuer)
+            if len(verified) >= VERIFIED_CACHE_SIZE:
+                verified.clear()
+            known = verified[token] = (identity, revocations.version, revocations.current.reason(identity))
+        if known[2] is not None:
+            raise TokenRevokedError(known[2])
+        return known[0]
 
     return verify
