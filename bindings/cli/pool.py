@@ -4,7 +4,8 @@
 key, a token for you and one for the daemons, and a config with ``use ROLE : Personal``;
 starts the master detached and returns once every daemon answers, leaving the pool's
 address file where the CLI and the bindings look. ``roost pool status`` lists the
-daemons with pid, address and uptime; ``roost pool down`` stops them cleanly.
+daemons of every host of the pool with pid, address, uptime and host; ``roost pool
+down`` stops them cleanly.
 """
 
 from __future__ import annotations
@@ -29,10 +30,13 @@ from daemoncore.master.routes import DAEMONS
 from daemoncore.master.service import write_pool_file
 from daemoncore.security import SecurityError, ensure_signing_key, issue_token, write_token
 from daemoncore.wire.blocking_client import BlockingClient
+from daemoncore.wire.collector_routes import QUERY
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.errors import RemoteError, Unreachable
 
 START_TIMEOUT = 30.0
+#: How long `roost pool status` waits for another host's master.
+MASTER_TIMEOUT = 5.0
 STOP_TIMEOUT = 20.0
 USER_SCOPES = ("READ", "WRITE", "ADMINISTRATOR")
 POOL_FILE_NAME = "pool.json"
@@ -53,7 +57,7 @@ POOL_COMMANDS = {
   -dir DIR            the pool directory (default $XDG_DATA_HOME/roost/pool or ~/.local/share/roost/pool)
   -timeout SECONDS    how long to wait for the daemons (default {START_TIMEOUT:g})
 """, [Option("-dir", 1), Option("-timeout", 1)])),
-    "status": ("list the pool's daemons", CommandLine("roost pool status", f"""usage: roost pool status [-dir DIR]
+    "status": ("list the daemons of every host of the pool", CommandLine("roost pool status", f"""usage: roost pool status [-dir DIR]
 
   -dir DIR            the pool directory ({_LAST_POOL})
 """, [Option("-dir", 1)])),
@@ -270,28 +274,75 @@ def stop_orphans(directory: str) -> list[tuple[str, int]]:
 # --- status ---
 
 def pool_status(directory: str | None, env: Mapping[str, str]) -> int:
-    """Print the pool's daemons with pid, address, uptime, state and restarts."""
+    """Print the daemons of every host of the pool (this host's first) with pid, address,
+    uptime, state, restarts and host: this host's master names its own, and the
+    collector's DaemonMaster ads lead to the other hosts' masters."""
     directory = _pool_dir(directory, env)
     facts = _running_facts(directory)
     if facts is None:
         raise _not_running(directory)
     token = _read_token(user_token_file(directory))
-    answer = BlockingClient(facts["master"], token=token, timeout=10).call(DAEMONS)
-    rows = [("DAEMON", "PID", "ADDRESS", "UPTIME", "STATE", "RESTARTS")]
+    local = BlockingClient(facts["master"], token=token, timeout=10).call(DAEMONS)
+    others, note = other_hosts(facts.get("collector"), local["master"].get("address"), token)
+    hosts = [local, *others]
+    rows = [("DAEMON", "PID", "ADDRESS", "UPTIME", "STATE", "RESTARTS", "HOST")]
     now = time.time()
-    for daemon in [answer["master"], *answer["daemons"]]:
-        started = daemon.get("started_at")
-        uptime = format_duration(now - started) if started and daemon.get("state") == "ready" else "-"
-        rows.append((daemon["name"], str(daemon.get("pid") or "-"), daemon.get("address") or "-", uptime,
-                     daemon.get("state", "-"), str(daemon.get("restarts", 0))))
+    for answer in hosts:
+        rows.extend(daemon_row(daemon, answer["master"].get("host") or "-", now)
+                    for daemon in [answer["master"], *answer["daemons"]])
     print(f"pool in {directory}, collector at {facts['collector']}")
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    for daemon in answer["daemons"]:
-        if daemon.get("last_exit"):
-            print(f"{daemon['name']} last {daemon['last_exit']}")
+    for answer in hosts:
+        if answer.get("why"):
+            print(f"the master on {answer['master']['host']} at {answer['master']['address']} "
+                  f"did not answer: {answer['why']}")
+        for daemon in answer["daemons"]:
+            if daemon.get("last_exit"):
+                print(f"{daemon['name']} on {answer['master'].get('host') or '-'} last {daemon['last_exit']}")
+    if note:
+        print(note)
     return 0
+
+
+def daemon_row(daemon: dict, host: str, now: float) -> tuple[str, ...]:
+    """One line of `roost pool status` for ``daemon`` as its master describes it."""
+    started = daemon.get("started_at")
+    uptime = format_duration(now - started) if started and daemon.get("state") == "ready" else "-"
+    return (daemon["name"], str(daemon.get("pid") or "-"), daemon.get("address") or "-", uptime,
+            daemon.get("state", "-"), str(daemon.get("restarts", 0)), host)
+
+
+def other_hosts(collector: str | None, own_master: str | None, token: str | None) -> tuple[list[dict], str]:
+    """What the other hosts' masters say of their daemons, found through the collector's
+    DaemonMaster ads; a master that does not answer is listed ``unreachable``. Also a
+    note when the collector could not be asked."""
+    if not collector:
+        return [], ""
+    try:
+        ads = list(BlockingClient(collector, token=token, timeout=10).stream(
+            QUERY, {"constraint": "true", "projection": ["Machine", "MyAddress"]}, ad_type="DaemonMaster"))
+    except (Unreachable, RemoteError, ValueError) as exc:
+        return [], f"other hosts not shown: the collector at {collector} did not answer ({exc})"
+    found = []
+    for ad in sorted(ads, key=lambda ad: str(ad.get("Machine"))):
+        address = str(ad.get("MyAddress", "")).strip("<>")
+        if not address or address == own_master:
+            continue
+        found.append(master_answer(address, str(ad.get("Machine") or "-"), token))
+    return found, ""
+
+
+def master_answer(address: str, host: str, token: str | None) -> dict:
+    """The daemons the master at ``address`` (on ``host``) supervises, or that it is unreachable."""
+    try:
+        answer = BlockingClient(address, token=token, timeout=MASTER_TIMEOUT).call(DAEMONS)
+    except (Unreachable, RemoteError, ValueError) as exc:
+        return {"master": {"name": "MASTER", "state": "unreachable", "address": address, "host": host,
+                           "last_exit": None}, "daemons": [], "why": str(exc)}
+    answer["master"].setdefault("host", host)
+    return answer
 
 
 def format_duration(seconds: float) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 
 import attrs
 from twisted.internet.defer import Deferred
@@ -56,6 +57,7 @@ class MasterService(DaemonService):
         collector = self.supervisor.collector_address
         if collector:
             self.settings = attrs.evolve(self.settings, collector_host=collector)
+        collector = collector or self.settings.collector_host  # a host without the collector: CONDOR_HOST's
         facts = {**self._facts, "collector": collector, "master": self.address, "master_pid": os.getpid(),
                  "daemons": addresses, "started_at": self.start_time}
         write_pool_file(self.pool_file, facts)
@@ -69,7 +71,7 @@ class MasterService(DaemonService):
 
     def _daemons(self, _request) -> JsonReply:
         master = {"name": "MASTER", "state": "ready", "pid": os.getpid(), "address": self.address,
-                  "started_at": self.start_time, "restarts": 0, "last_exit": None}
+                  "started_at": self.start_time, "restarts": 0, "last_exit": None, "host": socket.gethostname()}
         return JsonReply({"master": master, "daemons": self.supervisor.describe()})
 
 
