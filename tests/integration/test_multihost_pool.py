@@ -7,6 +7,7 @@ submit host run on both execute hosts; `roost status`, `roost status -master` an
 from __future__ import annotations
 
 import collections
+import sys
 import time
 
 import pytest
@@ -108,3 +109,23 @@ def test_jobs_with_files_run_on_both_execute_hosts(hosts, tmp_path):
     assert len(history) == JOBS
     assert {slot.rsplit("@", 1)[-1] for slot in history} == {"exec1", "exec2"}
     print(f"{JOBS} jobs with files on two execute hosts in {took:.1f}s ({dict(ran_on)})")
+
+
+def reachable(pool, host: str, address: str) -> bool:
+    """True when ``host`` can open a TCP connection to ``address`` (``ip:port``) within a second."""
+    ip, port = address.rsplit(":", 1)
+    probe = f"import socket; socket.create_connection(({ip!r}, {port}), timeout=1).close()"
+    return pool.run(host, [sys.executable, "-c", probe], check=False, timeout=20).returncode == 0
+
+
+def test_a_cut_link_isolates_one_host_until_restored(hosts):
+    """With exec2's link cut the submit host cannot reach exec2's startd; once restored it can."""
+    startd = (hosts["exec2"].log_dir / ".startd_address").read_text().strip().strip("<>").split("?")[0]
+    assert reachable(hosts, "submit", startd)
+    hosts.cut("exec2")
+    try:
+        assert not reachable(hosts, "submit", startd)
+        assert reachable(hosts, "exec1", f"{hosts['cm'].address}:9618")
+    finally:
+        hosts.restore("exec2")
+    wait_for(lambda: reachable(hosts, "submit", startd), 10, "exec2 reachable again")
