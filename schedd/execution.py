@@ -23,7 +23,7 @@ from twisted.logger import Logger
 from classad import ClassAd
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
-from daemoncore.wire.errors import BadRequest, NotFound
+from daemoncore.wire.errors import BadRequest, NotFound, RemoteError
 from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from jobmodel.errors import InvalidTransitionError
@@ -39,6 +39,7 @@ from schedd.claims import (
     next_job_for,
 )
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
+from schedd.queue.db import RunningClaim
 from shadow.owner_rights import INPUT, as_owner, job_account
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 from transfer import TransferError
@@ -49,6 +50,8 @@ IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
 ALIVE_CHECK_INTERVAL = 1.0
 #: A keep-alive unanswered this long (or its claims' alive period, if shorter) counts as a broken link.
 ALIVE_TIMEOUT = 60.0
+#: Why a shadow made at start-up is disconnected until its startd answers RECONNECT.
+RESTARTED = "the schedd restarted"
 
 _log = Logger()
 
@@ -138,10 +141,20 @@ class Execution(app_service.Service):
         orphans = f"JobStatus == {int(JobStatus.RUNNING)} || JobStatus == {int(JobStatus.SUSPENDED)} || " \
                   f"JobStatus == {int(JobStatus.TRANSFERRING_OUTPUT)} || " \
                   f"(JobStatus == {int(JobStatus.REMOVED)} && RemoteHost =!= undefined)"
+        stored = {JobId(c.cluster_id, c.proc_id): c for c in self.queue.db.running_claims()}
         for ad in list(self.queue.query(orphans, projection=("ClusterId", "ProcId", "JobStatus"))):
             job_id = job_id_of(ad)
             if job_id in self.shadows:
                 continue
+            running_claim = stored.pop(job_id, None)
+            if running_claim is not None and status_of(ad) is not JobStatus.REMOVED:
+                self._reconnect(running_claim)
+                continue
+            if running_claim is not None:  # removed while the schedd was away: end its run there too
+                self.queue.db.delete_running_claim(job_id.cluster, job_id.proc)
+                releasing = self._client(running_claim.startd_address).call(
+                    startd_routes.RELEASE, {"claim_id": running_claim.claim_id})
+                releasing.addErrback(lambda failure: None)  # its lease there ends it anyway
             make = removal_done if status_of(ad) is JobStatus.REMOVED else vacate
             try:
                 result = self.queue.transition(job_id, make)
@@ -151,6 +164,44 @@ class Execution(app_service.Service):
             _log.info("job {job} had no shadow after restart: {what}", job=job_id,
                       what="removal finished" if make is removal_done else "back to Idle")
             self.record(attrs.evolve(result, stop_shadow=False))
+        for job_id in stored:  # claims of jobs that no longer run: nothing to reconnect to
+            self.queue.db.delete_running_claim(job_id.cluster, job_id.proc)
+
+    # --- reconnecting after a restart ---
+    def _reconnect(self, stored: RunningClaim) -> None:
+        """Take a job that ran when the schedd stopped back from its startd: a shadow with a
+        fresh transfer key, in the disconnected state, until the startd answers RECONNECT
+        (023) or the lease runs out (024, back to Idle)."""
+        job_id = JobId(stored.cluster_id, stored.proc_id)
+        claim = self.claims.add(Claim(
+            claim_id=stored.claim_id, slot_name=stored.slot_name, startd_address=stored.startd_address,
+            owner=stored.owner, slot_ad=ClassAd(), claimed_at=stored.claimed_at,
+            alive_period=alive_period_for(stored.lease, self.alive_interval), alive_at=self.clock.seconds()))
+        claim = self.claims.assign(claim.claim_id, job_id)
+        key = secrets.token_urlsafe(32)
+        shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, stored.lease,
+                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
+        shadow.disconnected = RESTARTED
+        self.shadows[job_id] = shadow
+        _log.info("job {job}: reconnecting to {slot} at {startd} after a restart", job=job_id, slot=claim.slot_name,
+                  startd=claim.startd_address)
+        self._ask_reconnect(shadow, key)
+
+    def _ask_reconnect(self, shadow: Shadow, key: str) -> None:
+        if shadow.ended or self.shadows.get(shadow.job_id) is not shadow:
+            return
+        body = {"claim_id": shadow.claim_id, "job_id": str(shadow.job_id), "transfer_key": key,
+                "schedd_address": _sinful(self.schedd.address)}
+        asking = self._client(shadow.startd_address).call(startd_routes.RECONNECT, body)
+        asking.addCallbacks(lambda _: shadow.link_back(), self._reconnect_failed, errbackArgs=(shadow, key))
+
+    def _reconnect_failed(self, failure, shadow: Shadow, key: str) -> None:
+        if failure.check(RemoteError) and failure.value.status in (404, 409):
+            shadow.claim_lost(failure.value.message)
+            return
+        _log.info("job {job}: reconnecting failed ({why}); trying again", job=shadow.job_id,
+                  why=failure.getErrorMessage())
+        self.clock.callLater(min(5.0, shadow.lease_seconds / 10), self._ask_reconnect, shadow, key)
 
     def stopService(self):
         """Leave running jobs as they are (their leases carry them) and stop the timers."""
@@ -170,6 +221,7 @@ class Execution(app_service.Service):
     def shadow_ended(self, shadow: Shadow, ending: Ending, reason: str) -> None:
         """A job's shadow ended: reuse its claim for the owner's next job, or give it back."""
         self.shadows.pop(shadow.job_id, None)
+        self.queue.db.delete_running_claim(shadow.job_id.cluster, shadow.job_id.proc)
         claim = self.claims.job_done(shadow.claim_id)
         if claim is None:
             return
@@ -278,6 +330,8 @@ class Execution(app_service.Service):
                         s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
+        self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id, claim.slot_name,
+                                                      claim.startd_address, claim.owner, lease, claim.claimed_at))
         job_ad = self._presigned(ad).copy()
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
@@ -352,7 +406,7 @@ class Execution(app_service.Service):
                 self._claim_gone(claim, shadow)
                 continue
             self.claims.update(claim.claim_id, alive_at=now)
-            if shadow is not None:
+            if shadow is not None and shadow.disconnected != RESTARTED:  # that one waits for RECONNECT
                 shadow.link_back()
 
     def _claim_gone(self, claim: Claim, shadow: Shadow | None) -> None:

@@ -18,7 +18,7 @@ import classad
 from daemoncore.security.host_identity import slot_refusal
 from daemoncore.wire import startd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
-from daemoncore.wire.errors import Conflict, Forbidden, NotFound
+from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply
 from startd.claim_leases import LeaseBook, LeaseKind
@@ -92,7 +92,7 @@ class StartdRoutes:
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
         routes = {api.CLAIM: self.claim, api.ACTIVATE: self.activate, api.VACATE: self.vacate,
-                  api.RELEASE: self.release, api.ALIVE: self.alive}
+                  api.RELEASE: self.release, api.ALIVE: self.alive, api.RECONNECT: self.reconnect}
         return {route: self._own_slots_only(handler) for route, handler in routes.items()}
 
     def _own_slots_only(self, handler: Callable[[ApiRequest], object]) -> Callable[[ApiRequest], object]:
@@ -211,6 +211,29 @@ class StartdRoutes:
         now = self._now()
         unknown = [index for index, claim_id in enumerate(claim_ids) if not self.leases.renew(claim_id, now)]
         return JsonReply({"alive": len(claim_ids) - len(unknown), "unknown": unknown})
+
+    def reconnect(self, request: ApiRequest) -> JsonReply:
+        """RECONNECT: a restarted schedd takes the claim's running job back; the run
+        reports to its new address with the new transfer key, and the lease starts over."""
+        body = request.json()
+        reject_unknown(body, {"claim_id", "job_id", "transfer_key", "schedd_address"})
+        claim_id = take(body, "claim_id", str)
+        job_id = take(body, "job_id", str)
+        transfer_key = take(body, "transfer_key", str)
+        schedd_address = take(body, "schedd_address", str)
+        slot = self._slot(claim_id)
+        run = self.runs.get(claim_id)
+        if run is None or run.job_id != job_id or run.stopping:
+            raise NotFound(f"job {job_id} is not running on {slot.name} (it ended, or was stopped, "
+                           f"while the schedd was away)")
+        try:
+            run.link.retarget(schedd_address, transfer_key)
+        except ValueError as exc:
+            raise BadRequest(f"$.schedd_address: {exc}") from None
+        self.leases.renew(claim_id, self._now())
+        _log.info("job {job} on {slot} reconnected to the schedd at {schedd}", job=job_id, slot=slot.name,
+                  schedd=schedd_address)
+        return JsonReply({"reconnected": True, "slot_name": slot.name})
 
     # --- leases ---
 

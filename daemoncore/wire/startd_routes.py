@@ -22,3 +22,8 @@ RELEASE = Route("release", "POST", "/v1/claims/release", level="DAEMON")
 # body: {"claim_ids": [text, ...]}; answer: {"alive": n, "unknown": [index, ...]} (positions
 # in claim_ids of claims this startd no longer holds, so ClaimIds never travel back)
 ALIVE = Route("alive", "POST", "/v1/claims/alive", level="DAEMON")
+# A restarted schedd asks for its running job again: the run on the claim reports to
+# the new address with the new transfer key from now on.
+# body: {"claim_id": text, "job_id": "c.p", "transfer_key": text, "schedd_address": "<host:port>"}
+# answer: {"reconnected": true, "slot_name": text}; 404 when no job of that id runs on the claim
+RECONNECT = Route("reconnect", "POST", "/v1/claims/reconnect", level="DAEMON")

@@ -28,7 +28,26 @@ CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL,
     owner TEXT, left_queue REAL NOT NULL, attrs TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS history_by_time ON history (left_queue);
+CREATE TABLE IF NOT EXISTS running_claims (
+    cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, claim_id TEXT NOT NULL, slot_name TEXT NOT NULL,
+    startd_address TEXT NOT NULL, owner TEXT NOT NULL, lease REAL NOT NULL, claimed_at REAL NOT NULL,
+    PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
 """
+
+
+@attrs.frozen
+class RunningClaim:
+    """What a restarted schedd needs to ask a startd for a job again: the claim it runs
+    on (its ClaimId, slot and startd), whose it is and the job's lease."""
+
+    cluster_id: int
+    proc_id: int
+    claim_id: str = attrs.field(repr=False)
+    slot_name: str
+    startd_address: str
+    owner: str
+    lease: float
+    claimed_at: float
 
 
 @attrs.frozen
@@ -84,6 +103,23 @@ class QueueDatabase:
         """One transaction (nested calls become savepoints)."""
         with self.db.atomic():
             yield self
+
+    # --- running claims ---------------------------------------------------------
+    def save_running_claim(self, claim: RunningClaim) -> None:
+        """Remember the claim a job runs on (replacing an older one of the job's)."""
+        with self.atomic():
+            self.db.execute("INSERT OR REPLACE INTO running_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            attrs.astuple(claim))
+
+    def delete_running_claim(self, cluster_id: int, proc_id: int) -> None:
+        """Forget the claim of a job that no longer runs."""
+        with self.atomic():
+            self.db.execute("DELETE FROM running_claims WHERE cluster_id = ? AND proc_id = ?", [cluster_id, proc_id])
+
+    def running_claims(self) -> list[RunningClaim]:
+        """Every remembered claim, in job order."""
+        rows = self.db.execute("SELECT * FROM running_claims ORDER BY cluster_id, proc_id").fetchall()
+        return [RunningClaim(*row) for row in rows]
 
     # --- ids ------------------------------------------------------------------
     def allocate_cluster_id(self) -> int:

@@ -13,7 +13,7 @@ from daemoncore.security.accounts import current_account
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.auth import token_verifier
-from daemoncore.wire.errors import BadRequest, Conflict, NotFound, Unreachable
+from daemoncore.wire.errors import BadRequest, Conflict, NotFound, RemoteError, Unreachable
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiRequest, ApiResource, make_site
 from jobmodel.eventlog import EventType
@@ -42,6 +42,7 @@ class RecordingStartd:
         self.calls = []
         self.failing = set()
         self.unknown = set()  # positions in an ALIVE body the startd no longer holds
+        self.reconnect_refusal = None  # the status RECONNECT fails with, if it does
 
     def call(self, route, body=None, **params):
         self.calls.append((route.name, body))
@@ -50,6 +51,10 @@ class RecordingStartd:
         if route is startd_routes.CLAIM:
             return succeed({"claim_id": "dyn-" + body["claim_id"], "slot_name": "slot1_1@node1",
                             "slot_ad": slot_json()})
+        if route is startd_routes.RECONNECT:
+            if self.reconnect_refusal is not None:
+                return fail(RemoteError(self.reconnect_refusal, "not_found", "job 1.0 is not running on slot1_1"))
+            return succeed({"reconnected": True, "slot_name": "slot1_1@node1"})
         if route is startd_routes.ALIVE:
             return succeed({"alive": len(body["claim_ids"]) - len(self.unknown), "unknown": sorted(self.unknown)})
         return succeed({startd_routes.ACTIVATE: {"started": True}, startd_routes.VACATE: {"vacating": True},
@@ -506,11 +511,49 @@ def test_jobs_left_running_by_an_earlier_schedd_go_back_to_idle_at_start(schedd)
     schedd.queue.act(JobAction.Remove, JobSelection(ids=(jobs[1],)))
     for shadow in list(first.shadows.values()):
         shadow.shut_down()
+    schedd.queue.db.delete_running_claim(jobs[0].cluster, jobs[0].proc)  # as before claims were kept
     schedd.recorded.clear()
     restarted = make_execution(schedd)
     restarted.startService()
     assert schedd.queue.get_job(jobs[0])["JobStatus"] == JobStatus.IDLE
     assert schedd.events() == [EventType.JOB_EVICTED, EventType.JOB_ABORTED]
+    assert schedd.queue.db.running_claims() == []
     assert len(schedd.queue) == 1
     restarted.stopService()
     assert schedd.clock.getDelayedCalls() == []
+
+
+def restarted_with_one_running(schedd):
+    """A job Running on a claim when the schedd stopped, and the schedd started again."""
+    first = make_execution(schedd)
+    [job] = start_one(first, schedd)
+    update(first, job, "execute")
+    first.stopService()
+    schedd.recorded.clear()
+    restarted = make_execution(schedd)
+    restarted.startService()
+    return restarted, job
+
+
+def test_a_restarted_schedd_takes_its_running_jobs_back_from_their_startds(schedd):
+    """The claim kept in the queue is asked for again (RECONNECT, new key and address):
+    the job stays Running with 023 and no second 001, and its exit completes it."""
+    restarted, job = restarted_with_one_running(schedd)
+    [asked] = schedd.startd.named("reconnect")
+    assert asked["claim_id"] == "dyn-claim-1" and asked["job_id"] == str(job)
+    assert asked["transfer_key"] == restarted.shadows[job]._transfer_key
+    assert schedd.queue.get_job(job)["JobStatus"] == JobStatus.RUNNING
+    assert schedd.events(job) == [EventType.JOB_RECONNECTED]
+    update(restarted, job, "exit", {"ExitCode": 0})
+    assert schedd.events(job) == [EventType.JOB_RECONNECTED, EventType.JOB_TERMINATED]
+    assert schedd.queue.db.running_claims() == []
+    restarted.stopService()
+
+
+def test_a_job_its_startd_no_longer_runs_goes_back_to_idle_with_024(schedd):
+    """RECONNECT answers 404 (the run ended while the schedd was away): 024, 004, Idle."""
+    schedd.startd.reconnect_refusal = 404
+    restarted, job = restarted_with_one_running(schedd)
+    assert schedd.events(job) == [EventType.JOB_RECONNECT_FAILED, EventType.JOB_EVICTED]
+    assert schedd.queue.get_job(job)["JobStatus"] == JobStatus.IDLE
+    restarted.stopService()

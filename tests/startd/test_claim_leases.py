@@ -107,3 +107,18 @@ def test_alive_needs_a_list_of_claim_ids(startd):  # noqa: F811
     assert "$.claim_ids" in startd["post"]("/alive", {}).json()["message"]
     bad = startd["post"]("/alive", {"claim_ids": ["a", 3]})
     assert bad.status == 400 and "$.claim_ids[1]" in bad.json()["message"]
+
+
+def test_reconnect_points_the_run_at_the_restarted_schedd(startd, clock):  # noqa: F811
+    """RECONNECT with the running job's id retargets its link and renews the lease; a wrong job is 404."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    retargeted = []
+    run.link = type("Link", (), {"retarget": lambda self, address, key: retargeted.append((address, key))})()
+    body = {"claim_id": grant["claim_id"], "job_id": "4.1", "transfer_key": "n" * 32,
+            "schedd_address": "<127.0.0.1:9700>"}
+    assert startd["post"]("/reconnect", body).status == 404
+    answer = startd["post"]("/reconnect", {**body, "job_id": "4.0"})
+    assert answer.json() == {"reconnected": True, "slot_name": "slot1_1@node1"}
+    assert retargeted == [("<127.0.0.1:9700>", "n" * 32)]
