@@ -3,14 +3,18 @@ its own Collector ad, which it parses and stores directly instead of sending to 
 
 from __future__ import annotations
 
+import os
+
 from twisted.internet import task
 from twisted.logger import Logger
 
+from collector.joining import JoinRoutes
 from collector.metrics import CollectorMetrics
 from collector.routes import CollectorRoutes
 from collector.store import AdStore
 from daemoncore.config import Config
 from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security.tls import CA_KEY_FILE, Authority, load_authority
 from daemoncore.wire.adcodec import ad_from_json
 
 DEFAULT_SWEEP_SECONDS = 10.0
@@ -22,8 +26,9 @@ class CollectorService(DaemonService):
     """A collector: ads in memory, expired by ``ClassAdLifetime``, swept periodically."""
 
     def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None,
-                 sweep_interval: float = DEFAULT_SWEEP_SECONDS) -> None:
+                 sweep_interval: float = DEFAULT_SWEEP_SECONDS, authority: Authority | None = None) -> None:
         super().__init__(settings, reactor, key)
+        self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority)
         self.store = AdStore(reactor, default_lifetime=settings.ad_lifetime)
         self.metrics = CollectorMetrics(self.store)
         self._routes = CollectorRoutes(self.store, self.metrics)
@@ -32,7 +37,7 @@ class CollectorService(DaemonService):
         self._sweeper.clock = reactor
 
     def handlers(self) -> dict:
-        return self._routes.handlers()
+        return {**self._routes.handlers(), **self._joins.handlers()}
 
     def own_ad(self) -> dict:
         ad = super().own_ad()
@@ -72,4 +77,17 @@ def build_collector(settings: DaemonSettings, reactor, config: Config) -> Collec
         SigningKeyError: the pool signing key cannot be loaded.
     """
     sweep = config.param_duration("COLLECTOR_SWEEP_INTERVAL", DEFAULT_SWEEP_SECONDS)
-    return CollectorService(settings, reactor, sweep_interval=sweep)
+    return CollectorService(settings, reactor, sweep_interval=sweep, authority=pool_authority(config))
+
+
+def pool_authority(config: Config) -> Authority | None:
+    """The pool CA kept beside ``AUTH_SSL_SERVER_CAFILE`` (its key there too), which signs
+    the certificates of joining hosts; None when this collector holds no CA key.
+
+    Raises:
+        CertificateError: the CA files are there but unusable.
+    """
+    ca_file = config.param("AUTH_SSL_SERVER_CAFILE")
+    if not ca_file or not os.path.exists(os.path.join(os.path.dirname(ca_file), CA_KEY_FILE)):
+        return None
+    return load_authority(os.path.dirname(ca_file))

@@ -8,6 +8,9 @@ The order is partial, as in HTCondor::
 So WRITE can query, ADMINISTRATOR and DAEMON can do what WRITE can, but an
 ADMINISTRATOR token cannot advertise ads or read private ads, and a DAEMON token
 cannot act on other users' jobs or shut daemons down.
+
+JOIN stands apart: a bootstrap token of ``roost pool join-token`` may only ask the
+collector for a host identity, and no other level implies it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class AuthorizationLevel(enum.Enum):
     WRITE = "WRITE"
     ADMINISTRATOR = "ADMINISTRATOR"
     DAEMON = "DAEMON"
+    JOIN = "JOIN"
 
     def implied(self) -> frozenset[AuthorizationLevel]:
         """This level and every level it implies."""
@@ -39,7 +43,7 @@ class AuthorizationLevel(enum.Enum):
         """A level from its name in any case (``write``, ``WRITE``).
 
         Raises:
-            ValueError: not a level; the message lists the four names.
+            ValueError: not a level; the message lists the names.
         """
         try:
             return cls[text.strip().upper()]
@@ -55,6 +59,7 @@ _IMPLIED: dict[AuthorizationLevel, frozenset[AuthorizationLevel]] = {
         {AuthorizationLevel.READ, AuthorizationLevel.WRITE, AuthorizationLevel.ADMINISTRATOR}),
     AuthorizationLevel.DAEMON: frozenset(
         {AuthorizationLevel.READ, AuthorizationLevel.WRITE, AuthorizationLevel.DAEMON}),
+    AuthorizationLevel.JOIN: frozenset({AuthorizationLevel.JOIN}),
 }
 
 #: how levels appear in a token's ``scope`` claim, after HTCondor's ``condor:/READ``

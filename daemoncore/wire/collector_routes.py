@@ -13,3 +13,8 @@ INVALIDATE = Route("invalidate", "POST", "/v1/ads/{ad_type}/invalidate", level="
 QUERY = Route("query", "POST", "/v1/ads/{ad_type}/query", level="READ", streams=True)
 
 MAX_ADS_PER_UPDATE = 20_000
+
+# body: {"role": "execute" | "submit", "host": name, "addresses": [ip, ...]}; only a JOIN
+# token (from `roost pool join-token`), once; answer: {"identity": "startd@host",
+# "token": daemon token, "certificate": PEM or null, "key": PEM or null, "ca": PEM or null}
+JOIN = Route("join", "POST", "/v1/join", level="JOIN")

@@ -1,0 +1,59 @@
+"""The collector's join route: a host holding a bootstrap token (scope JOIN) asks for
+its identity once, and gets a daemon token for ``startd@host`` or ``schedd@host`` and,
+when the pool has a certificate authority, a host certificate for its names and addresses."""
+
+from __future__ import annotations
+
+from daemoncore.security import issue_token
+from daemoncore.security.joining import JoinError, JoinLedger
+from daemoncore.security.tls import Authority, issue_host_certificate
+from daemoncore.security.tls_errors import CertificateError
+from daemoncore.wire import collector_routes as api
+from daemoncore.wire.errors import BadRequest, Forbidden
+from daemoncore.wire.request_body import reject_unknown, take, take_list_of
+from daemoncore.wire.server import ApiRequest, JsonReply
+
+MAX_ADDRESSES = 16
+
+
+class JoinRoutes:
+    """Answers joins with tokens signed by ``key`` for pool ``pool``, and certificates
+    from ``authority`` when there is one. Each join token is admitted once."""
+
+    def __init__(self, key: bytes, pool: str, clock, authority: Authority | None = None) -> None:
+        self._key = key
+        self._pool = pool
+        self._clock = clock
+        self._authority = authority
+        self.ledger = JoinLedger()
+
+    def handlers(self) -> dict:
+        """The route table for ``ApiResource``."""
+        return {api.JOIN: self.join}
+
+    def join(self, request: ApiRequest) -> JsonReply:
+        """Give the asking host its identity: a daemon token and, with a CA, a host certificate."""
+        body = request.json()
+        reject_unknown(body, {"role", "host", "addresses"})
+        role = take(body, "role", str)
+        host = take(body, "host", str)
+        addresses = take_list_of(body, "addresses", str, [])
+        if len(addresses) > MAX_ADDRESSES:
+            raise BadRequest(f"$.addresses: {len(addresses)} addresses is more than {MAX_ADDRESSES}")
+        certificate = self._certificate(host, addresses)
+        try:
+            identity = self.ledger.admit(request.identity, role, host, self._clock.seconds())
+        except JoinError as exc:
+            raise Forbidden(str(exc)) from None
+        token = issue_token(self._key, identity, ["DAEMON"], issuer=self._pool, now=self._clock.seconds())
+        return JsonReply({"identity": identity, "token": token, **certificate})
+
+    def _certificate(self, host: str, addresses: list[str]) -> dict:
+        if self._authority is None:
+            return {"certificate": None, "key": None, "ca": None}
+        try:
+            cert_pem, key_pem = issue_host_certificate(self._authority, [host], addresses)
+        except CertificateError as exc:
+            raise BadRequest(f"$.host or $.addresses: {exc}") from None
+        return {"certificate": cert_pem.decode(), "key": key_pem.decode(),
+                "ca": self._authority.certificate_pem().decode()}
