@@ -67,3 +67,15 @@ def test_schedd_table_has_job_columns_and_totals():
 def test_durations_read_as_days_and_clock_time():
     """Durations print as D+HH:MM:SS."""
     assert duration(0) == "0+00:00:00" and duration(90061) == "1+01:01:01"
+
+
+def test_master_table_lists_each_hosts_address_and_daemons():
+    """-master shows one line per host: its master's name, machine, address and DAEMON_LIST."""
+    ads = [classad.ClassAd({"Name": "master@cm", "Machine": "cm", "MyAddress": "<198.18.0.2:40001>",
+                            "DaemonList": "MASTER, COLLECTOR, NEGOTIATOR"}),
+           classad.ClassAd({"Name": "master@exec1", "Machine": "exec1", "MyAddress": "<198.18.0.4:40002>",
+                            "DaemonList": "MASTER, STARTD"})]
+    lines = daemon_table("DaemonMaster", ads, NOW).splitlines()
+    assert lines[0].split() == ["Name", "Machine", "Address", "Daemons"]
+    assert lines[2].split() == ["master@cm", "cm", "<198.18.0.2:40001>", "MASTER,", "COLLECTOR,", "NEGOTIATOR"]
+    assert lines[3].split()[-2:] == ["MASTER,", "STARTD"]

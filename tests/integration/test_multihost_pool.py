@@ -68,12 +68,16 @@ def test_every_host_has_its_own_address(hosts):
 
 
 def test_status_master_lists_every_hosts_master(hosts):
-    """`roost status -master` on the submit host lists the master of all four hosts."""
+    """`roost status -master` on the submit host lists the master of all four hosts, with their daemons."""
     out = hosts.roost("submit", "status", "-master", "-af", "Machine", "MyAddress").stdout
     listed = dict(line.split() for line in out.splitlines() if line.strip())
     assert set(listed) == set(HOSTS)
     for name, address in listed.items():
         assert address.startswith(f"<{hosts[name].address}:")
+    table = hosts.roost("submit", "status", "-master").stdout
+    daemons = {line.split()[1]: " ".join(line.split()[3:]) for line in table.splitlines()[2:] if line.strip()}
+    assert daemons == {"cm": "MASTER, COLLECTOR, NEGOTIATOR", "submit": "MASTER, SCHEDD",
+                       "exec1": "MASTER, STARTD", "exec2": "MASTER, STARTD"}
 
 
 def test_pool_status_shows_every_hosts_daemons(hosts):
