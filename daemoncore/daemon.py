@@ -21,13 +21,16 @@ from twisted.logger import Logger
 from daemoncore.config import Config, ConfigError
 from daemoncore.network_interface import ALL_INTERFACES, NoInterfaceAddress, resolve_network_interface
 from daemoncore.security import issue_token, load_signing_key
-from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
+from daemoncore.security.tls_server import daemon_tls
+from daemoncore.security.tls_settings import TlsSettings
+from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, Address, parse_address
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.collector_routes import ADVERTISE
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from daemoncore.wire.sharing import sharing_cooperator
+from daemoncore.wire.tls_port import listen
 
 _log = Logger()
 
@@ -51,6 +54,8 @@ class DaemonSettings:
     trust_domain: str
     #: BIND_ALL_INTERFACES: listen on every interface, still advertising ``interface``.
     bind_all: bool = False
+    #: AUTH_SSL_SERVER_CERTFILE/KEYFILE/CAFILE, AUTH_SSL_CLIENT_CAFILE: HTTPS when a certificate is named.
+    tls: TlsSettings = TlsSettings()
 
     @classmethod
     def from_config(cls, config: Config, daemon_type: str, ad_type: str) -> DaemonSettings:
@@ -78,6 +83,7 @@ class DaemonSettings:
             collector_host=configured_collector(config),
             trust_domain=config.param("TRUST_DOMAIN") or "pool",
             bind_all=bool(config.param_bool("BIND_ALL_INTERFACES", False)),
+            tls=TlsSettings.from_config(config),
         )
 
 
@@ -165,9 +171,9 @@ class DaemonService(service.MultiService):
 
     @property
     def address(self) -> str:
-        """``host:port`` of the listener (port 0 before it is open)."""
+        """``host:port`` of the listener (port 0 before it is open), ``host:port?tls=1`` when it serves TLS."""
         port = self.port.getHost().port if self.port is not None else 0
-        return f"{self.settings.interface}:{port}"
+        return str(Address(self.settings.interface, port, tls=self.settings.tls.serves_tls))
 
     def startService(self) -> None:
         """Open the listener, publish the address and start advertising."""
@@ -179,7 +185,7 @@ class DaemonService(service.MultiService):
         site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
                          clock=self.reactor)
         bind = ALL_INTERFACES if self.settings.bind_all else self.settings.interface
-        self.port = self.reactor.listenTCP(self.settings.port, site, interface=bind)
+        self.port = listen(self.reactor, self.settings.port, site, bind, daemon_tls(self.settings.tls))
         write_address_file(self.settings.address_file, self.address)
         _log.info("{daemon} listening on {address}", daemon=self.settings.daemon_type, address=self.address)
         self._advertiser.start(self.settings.update_interval, now=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import secrets
 import stat
 from collections.abc import Iterable
 
@@ -87,11 +88,13 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
                              serialization.NoEncryption())
 
 
-def make_authority(name: str = CA_NAME, now: datetime.datetime | None = None,
+def make_authority(name: str | None = None, now: datetime.datetime | None = None,
                    lifetime: datetime.timedelta = CA_LIFETIME) -> Authority:
-    """A new CA named ``name`` (its certificate's common name), valid from ``now``
-    (less :data:`CLOCK_SKEW`) for ``lifetime``; nothing is written."""
+    """A new CA named ``name`` (its certificate's common name; default ``Roost pool
+    CA`` and 8 random hex digits, so two pools' CAs read differently in an error),
+    valid from ``now`` (less :data:`CLOCK_SKEW`) for ``lifetime``; nothing is written."""
     now = _now(now)
+    name = name or f"{CA_NAME} {secrets.token_hex(4)}"
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     public = key.public_key()
@@ -231,7 +234,7 @@ def authority_paths(directory: str) -> tuple[str, str]:
     return os.path.join(directory, CA_CERT_FILE), os.path.join(directory, CA_KEY_FILE)
 
 
-def create_authority(directory: str, name: str = CA_NAME, now: datetime.datetime | None = None) -> Authority:
+def create_authority(directory: str, name: str | None = None, now: datetime.datetime | None = None) -> Authority:
     """Make a CA and write it to ``directory`` (created 0700 if missing): the
     certificate ``pool_ca.crt`` (0644) and the key ``pool_ca.key`` (0600).
 

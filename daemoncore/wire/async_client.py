@@ -6,7 +6,14 @@ one persistent connection pool; it takes ``treq.request``'s arguments, so ``treq
 or a stand-in such as ``StubTreq`` can be given instead. (``treq.request`` builds a
 client, a cookie jar, redirect and gzip wrappers and a parsed URL per call, and
 sends even a small body through a cooperator: a good part of a daemon's time per
-request when jobs are short.)"""
+request when jobs are short.)
+
+An ``https`` address (``<host:port?tls=1>``) is reached over TLS: the daemon's
+certificate must be signed by the pool CA (``PoolTrust``; by default the process's
+own, see :func:`daemoncore.security.tls_client.client_trust`) and name the host
+connected to. Connections stay open in the pool, so a handshake is paid once per
+connection, not per request. A refused peer fails the call with ``Unreachable``
+saying why."""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from collections.abc import Callable
 from urllib.parse import urlencode
 
 import treq
+from OpenSSL import SSL
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.error import ConnectError, ConnectionClosed, TimeoutError
 from twisted.web.client import Agent, HTTPConnectionPool, ResponseFailed
@@ -22,6 +30,14 @@ from twisted.web.http_headers import Headers
 from twisted.web.iweb import IBodyProducer
 from zope.interface import implementer
 
+from daemoncore.security.tls_client import (
+    TLS_TO_PLAIN_PORT,
+    PoolTlsPolicy,
+    PoolTrust,
+    answered_in_plain_text,
+    client_trust,
+)
+from daemoncore.security.tls_errors import PeerRefused
 from daemoncore.wire.address import Address, parse_address
 from daemoncore.wire.errors import Unreachable, remote_error_from
 from daemoncore.wire.ndjson import LineDecoder
@@ -64,9 +80,13 @@ class DirectHttp:
     bytes or an ``IBodyProducer``; the answer is Twisted's ``IResponse``, which
     ``treq.content`` and ``treq.collect`` read."""
 
-    def __init__(self, reactor=None) -> None:
+    def __init__(self, reactor=None, trust: PoolTrust | None = None) -> None:
         self._reactor = reactor
+        self._trust = trust
         self._agent: Agent | None = None
+
+    def _current_trust(self) -> PoolTrust | None:
+        return self._trust if self._trust is not None else client_trust()
 
     def _agent_now(self) -> Agent:
         if self._agent is None:
@@ -75,7 +95,7 @@ class DirectHttp:
                 self._reactor = default_reactor
             pool = HTTPConnectionPool(self._reactor, persistent=True)
             pool.maxPersistentPerHost = PERSISTENT_PER_HOST
-            self._agent = Agent(self._reactor, pool=pool)
+            self._agent = Agent(self._reactor, contextFactory=PoolTlsPolicy(self._current_trust), pool=pool)
         return self._agent
 
     def request(self, method: str, url: str, headers: dict | None = None, data=None,
@@ -175,14 +195,33 @@ class AsyncClient:
             headers[b"Authorization"] = [f"Bearer {self._token}".encode("latin-1")]
         headers.update(extra_headers or {})
         extra = {"timeout": self._timeout} if self._timeout else {}
-        response = await self._guard(self._http.request(route.method, url, headers=headers, data=data, **extra))
+        response = await self._guard(lambda: self._http.request(route.method, url, headers=headers, data=data, **extra))
         if response.code >= 300:
             raw = await self._guard(treq.content(response))
             raise remote_error_from(response.code, raw, url)
         return response
 
-    async def _guard(self, deferred: Deferred):
+    async def _guard(self, deferred: Deferred | Callable[[], Deferred]):
         try:
-            return await deferred
+            return await (deferred() if callable(deferred) else deferred)
+        except PeerRefused as exc:
+            raise Unreachable(f"refused {self.address.url()}: {exc}") from None
         except _NETWORK_ERRORS as exc:
+            refused = _tls_refusal(exc, self.address)
+            if refused:
+                raise Unreachable(f"refused {self.address.url()}: {refused}") from None
             raise Unreachable(f"no answer from {self.address}: {exc}") from None
+
+
+def _tls_refusal(exc: Exception, address: Address) -> str | None:
+    """Why a TLS connection to ``address`` failed, read out of Twisted's list of
+    wrapped failures; None when TLS was not the cause."""
+    for failure in getattr(exc, "reasons", None) or ():
+        if isinstance(failure.value, PeerRefused):
+            return str(failure.value)
+        if isinstance(failure.value, SSL.Error):
+            text = str(failure.value)
+            if answered_in_plain_text(text):
+                return TLS_TO_PLAIN_PORT.format(address=f"{address.host}:{address.port}")
+            return f"TLS handshake failed: {text}"
+    return None

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 
+from twisted.logger import Logger
 from twisted.web import http
 
-from daemoncore.wire.errors import ApiError, HeadersTooLarge, UriTooLong
+from daemoncore.wire.errors import ApiError, BadRequest, HeadersTooLarge, UriTooLong
+
+_log = Logger()
 
 #: Longest request line (method, path with query, version) a daemon reads.
 MAX_REQUEST_LINE_BYTES = 16 * 1024
@@ -17,29 +20,48 @@ MAX_HEADER_BYTES = 32 * 1024
 #: Most header lines one request may carry.
 MAX_HEADER_COUNT = 100
 
+#: The first byte of every TLS connection: a handshake record.
+TLS_HANDSHAKE_RECORD = 0x16
+
 _REASONS = {413: b"Payload Too Large", 414: b"URI Too Long", 431: b"Request Header Fields Too Large"}
+
+
+def error_response(error: ApiError) -> bytes:
+    """A whole HTTP/1.1 response carrying ``error`` as JSON, closing the connection."""
+    body = json.dumps(error.body()).encode("utf-8")
+    reason = _REASONS.get(error.status, b"Bad Request")
+    return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
+            % (error.status, reason, len(body), body))
 
 
 def refuse_and_close(channel: http.HTTPChannel, error: ApiError) -> None:
     """Answer ``error`` as JSON on ``channel`` before any request object can, then
     close the connection (the rest of what the client sends is not read)."""
-    body = json.dumps(error.body()).encode("utf-8")
-    reason = _REASONS.get(error.status, b"Bad Request")
-    channel.transport.write(
-        b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
-        % (error.status, reason, len(body), body)
-    )
+    channel.transport.write(error_response(error))
     channel.loseConnection()
 
 
 class BoundedChannel(http.HTTPChannel):
     """An ``HTTPChannel`` that answers 414 to an overlong request line and 431 to
     overlong or too many headers (Twisted itself closes the connection silently or
-    answers a bare 400)."""
+    answers a bare 400), and a plain 400 to a TLS handshake on a plain-HTTP port (which
+    it would otherwise wait on for a line end until the idle timeout)."""
 
     MAX_LENGTH = MAX_REQUEST_LINE_BYTES
     totalHeadersSize = MAX_HEADER_BYTES
     maxHeaders = MAX_HEADER_COUNT
+    _first_bytes_seen = False
+
+    def dataReceived(self, data: bytes) -> None:  # noqa: N802 - Twisted's interface
+        """Refuse a TLS client at once; else parse HTTP as usual."""
+        if not self._first_bytes_seen and data:
+            self._first_bytes_seen = True
+            if data[0] == TLS_HANDSHAKE_RECORD:
+                _log.info("refused a TLS handshake from {peer} on a plain-HTTP port",
+                          peer=getattr(self.transport.getPeer(), "host", "?"))
+                refuse_and_close(self, BadRequest("TLS sent to a plain-HTTP port: this daemon speaks plain HTTP"))
+                return
+        super().dataReceived(data)
 
     def _awaiting_request_line(self) -> bool:
         # HTTPChannel keeps this flag private (name-mangled); it is set while the
