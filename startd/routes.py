@@ -223,7 +223,7 @@ class StartdRoutes:
         schedd_address = take(body, "schedd_address", str)
         slot = self._slot(claim_id)
         run = self.runs.get(claim_id)
-        if run is None or run.job_id != job_id or getattr(run, "stopping", False):
+        if run is None or run.job_id != job_id or run.stopping:
             raise NotFound(f"job {job_id} is not running on {slot.name} (it ended, or was stopped, "
                            f"while the schedd was away)")
         try:

@@ -30,6 +30,7 @@ class RecordedRun:
         self.job_id = activation.job_id
         self.asked = []
         self.ending = Deferred()
+        self.stopping = False
 
     def run(self):
         return self.ending
