@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Mapping
 
+from bindings.cli import pool_ca
 from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
 from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
 from daemoncore.config import Config, ConfigError
@@ -65,12 +66,17 @@ POOL_COMMANDS = {
 
   -dir DIR            the pool directory ({_LAST_POOL})
 """, [Option("-dir", 1)])),
+    # `roost pool ca ...` has subcommands of its own: main() hands it to bindings.cli.pool_ca
+    "ca": ("the pool's certificate authority (create, issue, fingerprint)",
+           CommandLine("roost pool ca", "usage: roost pool ca (create | issue | fingerprint) [options]\n")),
 }
 
 
 def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
     """Run ``roost pool`` with ``argv``; 0 on success, 1 on an error it explains, 2 for a bad command line."""
     env = dict(os.environ if env is None else env)
+    if argv[:1] == ["ca"]:
+        return pool_ca.main(argv[1:], env)
     return run_subcommands("roost pool", {
         name: Subcommand(line, summary, functools.partial(_run, name, env=env))
         for name, (summary, line) in POOL_COMMANDS.items()}, argv)
