@@ -5,7 +5,6 @@ the daemon at start with a message instead of failing every client later."""
 
 from __future__ import annotations
 
-from OpenSSL import crypto
 from twisted.internet import ssl
 
 from daemoncore.security.tls import load_certificate_file, load_private_key_file, signed_by
@@ -33,9 +32,9 @@ def server_options(settings: TlsSettings) -> ssl.CertificateOptions:
             raise CertificateError(f"AUTH_SSL_SERVER_CERTFILE {settings.cert_file} is not signed by the CA in "
                                    f"AUTH_SSL_SERVER_CAFILE {settings.ca_file}: issue it with "
                                    f"`roost pool ca issue` on the central manager")
-    return ssl.CertificateOptions(
-        privateKey=crypto.PKey.from_cryptography_key(key),
-        certificate=crypto.X509.from_cryptography(certificate),
+    return ssl.CertificateOptions(  # cryptography's objects: pyOpenSSL's own X509 and PKey are deprecated
+        privateKey=key,
+        certificate=certificate,
         raiseMinimumTo=ssl.TLSVersion.TLSv1_2,
         enableSessions=True,
     )
