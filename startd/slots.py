@@ -19,6 +19,7 @@ import attrs
 
 import classad
 from startd.discovery import Machine
+from startd.draining import DRAINED_START, DrainRequest, drain_attributes
 from startd.errors import ClaimError, ClaimRefused
 from startd.gpu_placement import CardRoom, GpuRequest, place_gpus
 from startd.resources import GpuShare, Resources
@@ -31,9 +32,11 @@ from startd.slot_ads import (
     set_expression,
 )
 from startd.slot_types import SlotPlan
-from startd.states import SlotStatus, State, apply_event
+from startd.states import Activity, SlotStatus, State, apply_event
 
 UNKNOWN_CLAIM = "no slot holds this ClaimId (it was never issued, or the claim has ended)"
+
+
 class SlotKind(str, enum.Enum):
     """HTCondor's ``SlotType`` values."""
 
@@ -96,6 +99,8 @@ class SlotTable:
     make_claim_id: Callable[[], str] = new_claim_id
     slots: dict[str, Slot] = attrs.Factory(dict)
     rooms: dict[str, CardRoom] = attrs.Factory(dict)
+    draining: DrainRequest | None = None
+    last_drain_stop: float | None = None
     _next_sub: dict[int, int] = attrs.Factory(dict)
 
     @classmethod
@@ -237,8 +242,12 @@ class SlotTable:
         return self._move(claim_id, "activate", job_ad=job)
 
     def job_exited(self, claim_id: str) -> Slot:
-        """The job of the claim ended; the slot waits for the next one (Claimed/Idle)."""
-        return self._move(claim_id, "job_exit", job_ad=None)
+        """The job of the claim ended; the slot waits for the next one (Claimed/Idle), or,
+        on a draining machine, the claim ends with the job and the slot is Drained."""
+        slot = self._move(claim_id, "job_exit", job_ad=None)
+        if slot.status.state is State.DRAINED:
+            return self._end_claim(slot)
+        return slot
 
     def vacate(self, claim_id: str) -> Slot:
         """The claim's job is being stopped gracefully (Preempting/Vacating)."""
@@ -250,20 +259,69 @@ class SlotTable:
 
     def release(self, claim_id: str) -> Slot:
         """End the claim: a dynamic slot goes, returning its size; a static one is Unclaimed
-        again with a new ClaimId, so the old one no longer works.
+        again (Drained on a draining machine) with a new ClaimId, so the old one no longer works.
 
         Raises:
             ClaimError: unknown ClaimId. SlotStateError: the slot still runs a job.
         """
-        slot = self._move(claim_id, "release", job_ad=None, remote_user=None, claimed_at=None)
+        slot = self._move(claim_id, "release", job_ad=None)
+        if self.draining is not None and slot.kind is not SlotKind.DYNAMIC:
+            slot = self._apply(slot, "drain")
+        return self._end_claim(slot)
+
+    def _end_claim(self, slot: Slot) -> Slot:
+        """The claim of ``slot`` is over: a dynamic slot goes (its parent is Drained/Idle once
+        a drain has no dynamic slot left), a static one gets a fresh ClaimId."""
         if slot.kind is SlotKind.DYNAMIC:
             del self.slots[slot.name]
             for share in slot.resources.gpus:
                 self.rooms[share.gpu_id] = self.rooms[share.gpu_id].give_back(share)
+            parent = self.slots.get(slot.parent or "")
+            if parent is not None and parent.status.state is State.DRAINED and not self.children(parent.name):
+                self._apply(parent, "drain_done")
             return slot
-        fresh = attrs.evolve(slot, claim_id=self.make_claim_id())
+        fresh = attrs.evolve(slot, claim_id=self.make_claim_id(), remote_user=None, claimed_at=None)
         self.slots[slot.name] = fresh
         return fresh
+
+    def _apply(self, slot: Slot, event: str) -> Slot:
+        now = self.clock.seconds()  # type: ignore[attr-defined]
+        moved = attrs.evolve(slot, status=apply_event(slot.status, event, now, slot.name))
+        self.slots[slot.name] = moved
+        return moved
+
+    # --- draining ---
+
+    def drain(self, request: DrainRequest) -> list[str]:
+        """Keep new claims away from every slot: empty ones are Drained/Idle at once, idle
+        claims end, slots running a job (and partitionable slots with dynamic ones) are
+        Drained/Retiring until it ends. A second drain replaces the first's schedule and
+        reason. Returns the ClaimIds of the idle claims it ended."""
+        self.draining = request
+        ended = []
+        for slot in sorted(self.slots.values(), key=lambda s: s.kind is SlotKind.PARTITIONABLE):
+            pair = (slot.status.state, slot.status.activity)
+            if pair == (State.CLAIMED, Activity.IDLE):
+                ended.append(slot.claim_id)
+                self.release(slot.claim_id)
+            elif slot.status.state is State.CLAIMED:
+                self._apply(slot, "drain_busy")
+            elif slot.status.state in (State.UNCLAIMED, State.MATCHED, State.OWNER):
+                busy = slot.kind is SlotKind.PARTITIONABLE and self.children(slot.name)
+                self._apply(slot, "drain_busy" if busy else "drain")
+        return ended
+
+    def cancel_drain(self) -> bool:
+        """Take new claims again: Drained slots are Unclaimed, a job still running carries on
+        Claimed/Busy. False when the machine was not draining."""
+        if self.draining is None:
+            return False
+        self.draining = None
+        self.last_drain_stop = self.clock.seconds()  # type: ignore[attr-defined]
+        for slot in list(self.slots.values()):
+            if slot.status.state is State.DRAINED:
+                self._apply(slot, "cancel_drain_busy" if slot.job_ad is not None else "cancel_drain")
+        return True
 
     # --- ads ---
 
@@ -292,7 +350,9 @@ class SlotTable:
         ad["TotalSlotGPUs"] = len(slot.resources.gpu_ids)
         ad["TotalSlots"] = len(self.slots)
         self._gpu_attributes(ad, slot)
-        set_expression(ad, "Start", self.start)
+        set_expression(ad, "Start", self.start if self.draining is None else DRAINED_START)
+        for name, value in drain_attributes(self.draining, self.last_drain_stop).items():
+            ad[name] = value
         set_expression(ad, "Rank", self.rank)
         set_expression(ad, "WithinResourceLimits", WITHIN_RESOURCE_LIMITS)
         set_expression(ad, "Requirements", REQUIREMENTS)

@@ -3,7 +3,8 @@
 The pairs and moves follow HTCondor's startd: a slot is Unclaimed until matched
 or claimed, Claimed/Idle until a job is activated (Busy), Retiring when asked to
 finish peacefully, Preempting/Vacating or Killing while its job is stopped, and
-Drained while an administrator keeps new work away.
+Drained while an administrator keeps new work away (Drained/Retiring while its job
+still runs, Drained/Idle once it is empty).
 """
 
 from __future__ import annotations
@@ -49,26 +50,37 @@ VALID_PAIRS: frozenset[Pair] = frozenset({
 })
 
 _CLAIMED_WITH_JOB = [(S.CLAIMED, A.BUSY), (S.CLAIMED, A.SUSPENDED), (S.CLAIMED, A.RETIRING)]
+#: a draining slot whose job (or, for a partitionable slot, whose dynamic slots' jobs) still run
+_DRAINING = (S.DRAINED, A.RETIRING)
 
-#: event -> (pairs it may start from, pair it leads to)
-TRANSITIONS: dict[str, tuple[list[Pair], Pair]] = {
-    "match": ([(S.UNCLAIMED, A.IDLE)], (S.MATCHED, A.IDLE)),
-    "match_timeout": ([(S.MATCHED, A.IDLE)], (S.UNCLAIMED, A.IDLE)),
-    "claim": ([(S.UNCLAIMED, A.IDLE), (S.MATCHED, A.IDLE)], (S.CLAIMED, A.IDLE)),
-    "activate": ([(S.CLAIMED, A.IDLE)], (S.CLAIMED, A.BUSY)),
-    "suspend": ([(S.CLAIMED, A.BUSY)], (S.CLAIMED, A.SUSPENDED)),
-    "resume": ([(S.CLAIMED, A.SUSPENDED)], (S.CLAIMED, A.BUSY)),
-    "retire": ([(S.CLAIMED, A.BUSY), (S.CLAIMED, A.SUSPENDED)], (S.CLAIMED, A.RETIRING)),
-    "job_exit": (_CLAIMED_WITH_JOB, (S.CLAIMED, A.IDLE)),
-    "vacate": ([(S.CLAIMED, A.IDLE), *_CLAIMED_WITH_JOB], (S.PREEMPTING, A.VACATING)),
-    "kill": ([(S.CLAIMED, A.IDLE), *_CLAIMED_WITH_JOB, (S.PREEMPTING, A.VACATING)],
-             (S.PREEMPTING, A.KILLING)),
-    "release": ([(S.MATCHED, A.IDLE), (S.CLAIMED, A.IDLE), (S.PREEMPTING, A.VACATING),
-                 (S.PREEMPTING, A.KILLING)], (S.UNCLAIMED, A.IDLE)),
-    "drain": ([(S.OWNER, A.IDLE), (S.UNCLAIMED, A.IDLE), (S.MATCHED, A.IDLE)], (S.DRAINED, A.IDLE)),
-    "drain_busy": ([(S.CLAIMED, A.IDLE), *_CLAIMED_WITH_JOB], (S.DRAINED, A.RETIRING)),
-    "drain_done": ([(S.DRAINED, A.RETIRING)], (S.DRAINED, A.IDLE)),
-    "cancel_drain": ([(S.DRAINED, A.IDLE), (S.DRAINED, A.RETIRING)], (S.UNCLAIMED, A.IDLE)),
+
+def _to(target: Pair, *sources: Pair) -> dict[Pair, Pair]:
+    return {source: target for source in sources}
+
+
+#: event -> {pair it may start from: pair it leads to from there}
+TRANSITIONS: dict[str, dict[Pair, Pair]] = {
+    "match": _to((S.MATCHED, A.IDLE), (S.UNCLAIMED, A.IDLE)),
+    "match_timeout": _to((S.UNCLAIMED, A.IDLE), (S.MATCHED, A.IDLE)),
+    "claim": _to((S.CLAIMED, A.IDLE), (S.UNCLAIMED, A.IDLE), (S.MATCHED, A.IDLE)),
+    "activate": _to((S.CLAIMED, A.BUSY), (S.CLAIMED, A.IDLE)),
+    "suspend": _to((S.CLAIMED, A.SUSPENDED), (S.CLAIMED, A.BUSY)),
+    "resume": _to((S.CLAIMED, A.BUSY), (S.CLAIMED, A.SUSPENDED)),
+    "retire": _to((S.CLAIMED, A.RETIRING), (S.CLAIMED, A.BUSY), (S.CLAIMED, A.SUSPENDED)),
+    # a draining slot's job ending leaves the slot Drained: its claim ends with the job
+    "job_exit": {**_to((S.CLAIMED, A.IDLE), *_CLAIMED_WITH_JOB), _DRAINING: (S.DRAINED, A.IDLE)},
+    "vacate": _to((S.PREEMPTING, A.VACATING), (S.CLAIMED, A.IDLE), *_CLAIMED_WITH_JOB, _DRAINING),
+    "kill": _to((S.PREEMPTING, A.KILLING), (S.CLAIMED, A.IDLE), *_CLAIMED_WITH_JOB, _DRAINING,
+                (S.PREEMPTING, A.VACATING)),
+    "release": _to((S.UNCLAIMED, A.IDLE), (S.MATCHED, A.IDLE), (S.CLAIMED, A.IDLE), (S.PREEMPTING, A.VACATING),
+                   (S.PREEMPTING, A.KILLING)),
+    "drain": _to((S.DRAINED, A.IDLE), (S.OWNER, A.IDLE), (S.UNCLAIMED, A.IDLE), (S.MATCHED, A.IDLE)),
+    # a slot with a job retires it (so does a partitionable slot, Unclaimed itself, for its dynamic slots)
+    "drain_busy": _to(_DRAINING, (S.UNCLAIMED, A.IDLE), *_CLAIMED_WITH_JOB),
+    "drain_done": _to((S.DRAINED, A.IDLE), _DRAINING),
+    "cancel_drain": _to((S.UNCLAIMED, A.IDLE), (S.DRAINED, A.IDLE), _DRAINING),
+    # cancelling the drain of a slot whose job still runs: the job carries on, claimed as before
+    "cancel_drain_busy": _to((S.CLAIMED, A.BUSY), _DRAINING),
 }
 
 
@@ -106,11 +118,13 @@ def apply_event(status: SlotStatus, event: str, now: float, slot: str = "slot") 
     if event not in TRANSITIONS:
         raise SlotStateError(f"{slot}: unknown slot event {event!r}; expected one of "
                              f"{', '.join(sorted(TRANSITIONS))}")
-    sources, (state, activity) = TRANSITIONS[event]
-    if (status.state, status.activity) not in sources:
-        allowed = ", ".join(f"{s.value}/{a.value}" for s, a in sources)
+    moves = TRANSITIONS[event]
+    target = moves.get((status.state, status.activity))
+    if target is None:
+        allowed = ", ".join(f"{s.value}/{a.value}" for s, a in moves)
         raise SlotStateError(f"{slot}: cannot {event.replace('_', ' ')} in {status.describe()}; "
                              f"allowed from {allowed}")
+    state, activity = target
     state_changed = state != status.state
     return SlotStatus(
         state, activity,

@@ -49,6 +49,36 @@ def test_drain_keeps_new_work_away_until_cancelled():
         "Unclaimed/Idle"
 
 
+def test_a_draining_slots_job_exit_leaves_it_drained():
+    """The job of a Drained/Retiring slot ends: the slot is Drained/Idle, not claimed again."""
+    status = run([(1, "claim"), (2, "activate"), (3, "drain_busy"), (9, "job_exit")])
+    assert status.describe() == "Drained/Idle" and status.entered_state == 3 and status.entered_activity == 9
+
+
+def test_a_draining_slots_job_can_be_vacated_or_killed_and_then_released():
+    """-quick vacates, -fast kills a retiring job; its release frees the slot."""
+    retiring = run([(1, "claim"), (2, "activate"), (3, "drain_busy")])
+    for event, pair in (("vacate", "Preempting/Vacating"), ("kill", "Preempting/Killing")):
+        stopped = apply_event(retiring, event, 4)
+        assert stopped.describe() == pair
+        assert apply_event(stopped, "release", 5).describe() == "Unclaimed/Idle"
+
+
+def test_cancelling_a_drain_lets_a_running_job_carry_on_claimed():
+    """A drain cancelled while the job runs puts the slot back to Claimed/Busy."""
+    status = run([(1, "claim"), (2, "activate"), (3, "drain_busy"), (4, "cancel_drain_busy")])
+    assert status.describe() == "Claimed/Busy"
+
+
+def test_a_drained_slot_takes_no_claim_and_no_job():
+    """claim and activate are refused in Drained/Idle, naming where they are allowed."""
+    drained = run([(1, "drain")])
+    with pytest.raises(SlotStateError, match="cannot claim in Drained/Idle"):
+        apply_event(drained, "claim", 2)
+    with pytest.raises(SlotStateError, match="cannot activate in Drained/Idle"):
+        apply_event(drained, "activate", 2)
+
+
 def test_a_move_not_allowed_names_the_slot_and_the_allowed_states():
     """Activating an unclaimed slot is refused with where it could have happened."""
     with pytest.raises(SlotStateError, match=r"slot1@host: cannot activate in Unclaimed/Idle; "
