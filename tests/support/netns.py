@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from attrs import frozen
 
-from daemoncore.security import ensure_signing_key, issue_token, write_token
+from daemoncore.security import ensure_signing_key, issue_token, load_signing_key, write_token
 from tests.support.waiting import wait_for
 
 #: The first three octets of every host address; host number n gets .n+1 (the bridge has none).
@@ -128,16 +128,15 @@ def host_config_text(host: Host, central_manager: Host, execute_dir: Path,
             + "".join(f"{name} = {value}\n" for name, value in knobs.items()))
 
 
-def give_credentials(pool_key: Path, domain: str, host: Host) -> None:
-    """Give ``host`` the pool's signing key and a token for the pool's user, by copying.
+def give_credentials(pool_keys: Path, domain: str, host: Host) -> None:
+    """Give ``host`` the pool's signing key (the files of ``pool_keys``, the pool's
+    ``passwords.d``) and a token for the pool's user, by copying.
 
     The one place that hands out identities: when `roost pool join` exists, a host
     will get its own identity through it instead."""
-    key_file = host.directory / "passwords.d" / "POOL"
-    key_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    shutil.copyfile(pool_key, key_file)
-    key_file.chmod(0o600)
-    key = key_file.read_bytes().strip()
+    keys = host.directory / "passwords.d"
+    shutil.copytree(pool_keys, keys)
+    key = load_signing_key(str(keys / "POOL"))
     write_token(str(host.user_token_file), issue_token(key, f"root@{domain}", USER_SCOPES, issuer=domain))
 
 
@@ -286,8 +285,9 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
     pool = NetnsPool(base, hosts, bridge_namespace)
     try:
         _make_network(bridge_namespace, list(hosts.values()))
-        key_file = base / "pool-signing-key"
-        ensure_signing_key(str(key_file))
+        pool_keys = base / "passwords.d"
+        pool_keys.mkdir(mode=0o700)
+        ensure_signing_key(str(pool_keys / "POOL"))
         for host in hosts.values():
             for sub in ("log", "spool", "home", "tokens"):
                 (host.directory / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -295,7 +295,7 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
             execute = base / f"{host.name}-execute"
             execute.mkdir(mode=0o755)
             host.config_file.write_text(host_config_text(host, managers[0], execute, extra_config or {}))
-            give_credentials(key_file, managers[0].namespace, host)
+            give_credentials(pool_keys, managers[0].namespace, host)
         if start:
             for name in sorted(hosts, key=lambda n: hosts[n] is not managers[0]):
                 pool.start(name)
