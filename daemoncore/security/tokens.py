@@ -1,4 +1,10 @@
-"""Identity tokens: JWTs signed with the pool key (HS256), in the spirit of HTCondor's IDTOKENS.
+"""Identity tokens: JWTs signed with the pool key, in the spirit of HTCondor's IDTOKENS.
+
+The pool key is Ed25519 (JWT algorithm EdDSA): the central manager signs with the
+private key and every daemon verifies with the public one. A pool made before that
+has a shared secret instead (bytes, HS256), which still signs and verifies its own
+tokens. The algorithm follows the key a verifier holds, never the token's header, so
+a token of the other kind is refused.
 
 Claims: ``sub`` is ``user@domain``, ``scope`` lists authorization levels
 (``roost:/READ roost:/WRITE``), ``iss`` names the pool, ``iat`` and the optional
@@ -15,16 +21,20 @@ from collections.abc import Iterable
 
 import attrs
 import jwt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from daemoncore.security.errors import (
     MalformedTokenError,
+    SigningKeyError,
     TokenError,
     TokenExpiredError,
     TokenSignatureError,
 )
 from daemoncore.security.levels import AuthorizationLevel, parse_scope_claim, scope_claim
 
-ALGORITHM = "HS256"
+#: The algorithm of pool keys (Ed25519), and that of the shared secrets of older pools.
+ALGORITHM = "EdDSA"
+SHARED_SECRET_ALGORITHM = "HS256"
 REQUIRED_CLAIMS = ("sub", "iss", "iat", "jti", "scope")
 _IDENTITY = re.compile(r"([^@\s]+)@([^@\s]+)")
 
@@ -63,13 +73,13 @@ def parse_identity(text: str) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
-def issue_token(key: bytes, identity: str, scopes: Iterable[AuthorizationLevel | str],
+def issue_token(key: Ed25519PrivateKey | bytes, identity: str, scopes: Iterable[AuthorizationLevel | str],
                 lifetime: float | None = None, issuer: str | None = None, *,
                 now: float | None = None) -> str:
     """Sign a token for ``identity`` (``user@domain``) granting ``scopes``.
 
     Args:
-        key: the pool signing key.
+        key: the pool signing key (Ed25519, or an older pool's shared secret).
         identity: ``user@domain``.
         scopes: levels, or their names in any case; at least one.
         lifetime: seconds until it expires; None for a token that never expires.
@@ -78,7 +88,11 @@ def issue_token(key: bytes, identity: str, scopes: Iterable[AuthorizationLevel |
 
     Raises:
         ValueError: a bad identity, no or unknown scopes, or a lifetime that is not positive.
+        SigningKeyError: ``key`` is a public key, which cannot sign.
     """
+    if isinstance(key, Ed25519PublicKey):
+        raise SigningKeyError("this host holds only the pool's public key, which checks tokens but cannot "
+                              "issue them: issue tokens on the central manager")
     _, domain = parse_identity(identity)
     levels = [s if isinstance(s, AuthorizationLevel) else AuthorizationLevel.parse(s) for s in scopes]
     if not levels:
@@ -92,15 +106,28 @@ def issue_token(key: bytes, identity: str, scopes: Iterable[AuthorizationLevel |
     }
     if lifetime is not None:
         claims["exp"] = issued + int(round(lifetime))
-    return jwt.encode(claims, key, algorithm=ALGORITHM)
+    return jwt.encode(claims, key, algorithm=algorithm_of(key))
 
 
-def verify_token(key: bytes, token: str, *, now: float | None = None,
+def algorithm_of(key: Ed25519PrivateKey | Ed25519PublicKey | bytes) -> str:
+    """The JWT algorithm of tokens ``key`` signs or checks: EdDSA, or HS256 for a shared secret.
+
+    Raises:
+        SigningKeyError: ``key`` is neither an Ed25519 key nor bytes.
+    """
+    if isinstance(key, (Ed25519PrivateKey, Ed25519PublicKey)):
+        return ALGORITHM
+    if isinstance(key, bytes):
+        return SHARED_SECRET_ALGORITHM
+    raise SigningKeyError(f"a pool key is an Ed25519 key or a shared secret, not a {type(key).__name__}")
+
+
+def verify_token(key: Ed25519PublicKey | Ed25519PrivateKey | bytes, token: str, *, now: float | None = None,
                  issuer: str | None = None) -> Identity:
     """Check ``token``'s signature, claims and expiry and say whom it identifies.
 
     Args:
-        key: the pool signing key.
+        key: the pool's public key (or its signing key, or an older pool's shared secret).
         token: the JWT text.
         now: the current time (Unix seconds); None reads the wall clock.
         issuer: if given, the token must have been issued by this pool.
@@ -108,7 +135,7 @@ def verify_token(key: bytes, token: str, *, now: float | None = None,
     Raises:
         TokenSignatureError: not signed with ``key``.
         TokenExpiredError: past its ``exp``.
-        MalformedTokenError: not a JWT, not HS256, or a claim is missing or wrong.
+        MalformedTokenError: not a JWT, not of ``key``'s algorithm, or a claim is missing or wrong.
     """
     claims = _decode(token, key)
     identity = _identity_from_claims(claims)
@@ -131,20 +158,33 @@ def read_unverified(token: str) -> Identity:
     return _identity_from_claims(_decode(token, None))
 
 
-def _decode(token: str, key: bytes | None) -> dict:
+def _decode(token: str, key: Ed25519PublicKey | Ed25519PrivateKey | bytes | None) -> dict:
     options = {"verify_signature": key is not None, "verify_exp": False, "verify_iat": False,
                "verify_nbf": False, "require": list(REQUIRED_CLAIMS)}
+    algorithms = [ALGORITHM, SHARED_SECRET_ALGORITHM] if key is None else [algorithm_of(key)]
+    if isinstance(key, Ed25519PrivateKey):
+        key = key.public_key()
     try:
         header = jwt.get_unverified_header(token)
-        if header.get("alg") != ALGORITHM:
-            raise MalformedTokenError(f"the token is signed with {header.get('alg')!r}: expected {ALGORITHM}")
-        return jwt.decode(token, key or b"", algorithms=[ALGORITHM], options=options)
+        if header.get("alg") not in algorithms:
+            raise MalformedTokenError(_wrong_algorithm(header.get("alg"), algorithms[0]))
+        return jwt.decode(token, key or b"", algorithms=algorithms, options=options)
     except jwt.InvalidSignatureError:
         raise TokenSignatureError("the token's signature does not match this pool's signing key") from None
     except jwt.MissingRequiredClaimError as err:
         raise MalformedTokenError(f"the token has no {err.claim!r} claim") from None
     except jwt.InvalidTokenError as err:
         raise MalformedTokenError(f"the text is not a valid token: {err}") from None
+
+
+def _wrong_algorithm(found: object, expected: str) -> str:
+    if found == SHARED_SECRET_ALGORITHM:
+        return ("the token is signed with a shared secret (HS256), as pools made before Ed25519 keys were: "
+                "this pool signs with Ed25519 (EdDSA); ask its administrator for a new token")
+    if found == ALGORITHM:
+        return ("the token is signed with an Ed25519 key (EdDSA), but this pool still has an old shared-secret "
+                "key (HS256): the token is from another pool")
+    return f"the token is signed with {found!r}: expected {expected}"
 
 
 def _identity_from_claims(claims: dict) -> Identity:
@@ -170,4 +210,4 @@ def _utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
 
 
-__all__ = ["Identity", "TokenError", "issue_token", "parse_identity", "read_unverified", "verify_token"]
+__all__ = ["Identity", "TokenError", "algorithm_of", "issue_token", "parse_identity", "read_unverified", "verify_token"]

@@ -7,6 +7,8 @@ import stat
 
 import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemoncore.security import (
     TOKEN_ENV,
@@ -39,16 +41,22 @@ def mode(path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+def raw(key: Ed25519PrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                             serialization.NoEncryption())
+
+
 # --- signing key ---
 
 def test_created_key_is_private_random_and_loadable(tmp_path):
-    """A new key file has mode 0600 in a 0700 directory and loads back the same bytes."""
+    """A new key file has mode 0600 in a 0700 directory and loads back the same key; its
+    public key lies beside it, readable by all."""
     path = tmp_path / "passwords.d" / "POOL"
     key = create_signing_key(str(path))
-    assert len(key) >= 32
     assert mode(path) == 0o600 and mode(path.parent) == 0o700
-    assert load_signing_key(str(path)) == key
-    assert create_signing_key(str(tmp_path / "other")) != key
+    assert raw(load_signing_key(str(path))) == raw(key)
+    assert raw(create_signing_key(str(tmp_path / "other"))) != raw(key)
+    assert mode(str(path) + ".pub") == 0o644
 
 
 def test_existing_key_is_never_overwritten(tmp_path, key):
@@ -56,15 +64,15 @@ def test_existing_key_is_never_overwritten(tmp_path, key):
     path = str(tmp_path / "passwords.d" / "POOL")
     with pytest.raises(SigningKeyError, match="already exists"):
         create_signing_key(path)
-    assert load_signing_key(path) == key
-    assert ensure_signing_key(path) == key
+    assert raw(load_signing_key(path)) == raw(key)
+    assert raw(ensure_signing_key(path)) == raw(key)
 
 
 def test_ensure_creates_a_missing_key(tmp_path):
     """ensure_signing_key makes a key when there is none yet."""
     path = str(tmp_path / "POOL")
     key = ensure_signing_key(path)
-    assert load_signing_key(path) == key
+    assert raw(load_signing_key(path)) == raw(key)
 
 
 @pytest.mark.parametrize("bad_mode", [0o640, 0o604, 0o660])
@@ -102,15 +110,16 @@ def test_token_round_trip_gives_the_identity_and_scopes(key):
 
 
 def test_token_claims_follow_the_documented_shape(key):
-    """The JWT carries sub, iss, iat, exp, a random jti and a roost:/ scope string, signed HS256."""
+    """The JWT carries sub, iss, iat, exp, a random jti and a roost:/ scope string, signed EdDSA."""
     token = issue_token(key, "alice@pool", ["read", "DAEMON"], lifetime=60, now=NOW)
     other = issue_token(key, "alice@pool", ["read", "DAEMON"], lifetime=60, now=NOW)
-    claims = jwt.decode(token, key, algorithms=["HS256"], options={"verify_exp": False})
-    assert jwt.get_unverified_header(token)["alg"] == "HS256"
+    claims = jwt.decode(token, key.public_key(), algorithms=["EdDSA"], options={"verify_exp": False})
+    assert jwt.get_unverified_header(token)["alg"] == "EdDSA"
     assert claims["sub"] == "alice@pool" and claims["iss"] == "pool"
     assert claims["iat"] == NOW and claims["exp"] == NOW + 60
     assert claims["scope"] == "roost:/READ roost:/DAEMON"
-    assert claims["jti"] != jwt.decode(other, key, algorithms=["HS256"], options={"verify_exp": False})["jti"]
+    assert claims["jti"] != jwt.decode(other, key.public_key(), algorithms=["EdDSA"],
+                                       options={"verify_exp": False})["jti"]
 
 
 def test_token_without_lifetime_never_expires(key):
@@ -164,23 +173,23 @@ def test_issuer_mismatch_is_rejected(key):
 ])
 def test_tokens_with_bad_claims_are_malformed(key, claims, words):
     """A correctly signed token with missing or bad claims is still refused, saying which claim."""
-    token = jwt.encode(claims, key, algorithm="HS256")
+    token = jwt.encode(claims, key, algorithm="EdDSA")
     with pytest.raises(MalformedTokenError, match=words):
         verify_token(key, token, now=NOW)
 
 
 @pytest.mark.parametrize("text", ["", "not a token", "a.b.c", "eyJhbGciOiJub25lIn0.e30."])
 def test_garbage_is_malformed(key, text):
-    """Text that is not an HS256 JWT raises MalformedTokenError, never a PyJWT exception."""
+    """Text that is not an EdDSA JWT raises MalformedTokenError, never a PyJWT exception."""
     with pytest.raises(MalformedTokenError):
         verify_token(key, text, now=NOW)
 
 
 def test_other_algorithms_are_refused(key):
-    """Only HS256 is accepted, so an HS512 token is refused even with the right key."""
+    """Only EdDSA is accepted with an Ed25519 key, so an HS512 token is refused."""
     token = jwt.encode({"sub": "a@b", "iss": "p", "iat": 1, "jti": "j", "scope": "roost:/READ"},
-                       key, algorithm="HS512")
-    with pytest.raises(MalformedTokenError, match="expected HS256"):
+                       b"k" * 64, algorithm="HS512")
+    with pytest.raises(MalformedTokenError, match="expected EdDSA"):
         verify_token(key, token, now=NOW)
 
 
