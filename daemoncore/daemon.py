@@ -20,7 +20,12 @@ from twisted.logger import Logger
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.network_interface import ALL_INTERFACES, NoInterfaceAddress, resolve_network_interface
-from daemoncore.security import issue_token, load_signing_key
+from daemoncore.security.daemon_credentials import (
+    DAEMON_TOKEN_KNOB,
+    PUBLIC_KEY_KNOB,
+    DaemonCredentials,
+    load_daemon_credentials,
+)
 from daemoncore.security.tls_server import daemon_tls
 from daemoncore.security.tls_settings import TlsSettings
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, Address, parse_address
@@ -56,6 +61,9 @@ class DaemonSettings:
     bind_all: bool = False
     #: AUTH_SSL_SERVER_CERTFILE/KEYFILE/CAFILE, AUTH_SSL_CLIENT_CAFILE: HTTPS when a certificate is named.
     tls: TlsSettings = TlsSettings()
+    #: SEC_TOKEN_POOL_PUBLIC_KEY_FILE and SEC_DAEMON_TOKEN_FILE: a joined host's credentials.
+    public_key_file: str = ""
+    daemon_token_file: str = ""
 
     @classmethod
     def from_config(cls, config: Config, daemon_type: str, ad_type: str) -> DaemonSettings:
@@ -84,6 +92,8 @@ class DaemonSettings:
             trust_domain=config.param("TRUST_DOMAIN") or "pool",
             bind_all=bool(config.param_bool("BIND_ALL_INTERFACES", False)),
             tls=TlsSettings.from_config(config),
+            public_key_file=config.param(PUBLIC_KEY_KNOB, ""),
+            daemon_token_file=config.param(DAEMON_TOKEN_KNOB, ""),
         )
 
 
@@ -125,7 +135,9 @@ class DaemonService(service.MultiService):
         self.settings = settings
         self.reactor = reactor
         self._http = http  # treq, or a stand-in such as StubTreq in tests
-        self.key = key if key is not None else load_signing_key(settings.signing_key_file)
+        self.credentials = (DaemonCredentials.signing(key) if key is not None else load_daemon_credentials(
+            settings.signing_key_file, settings.public_key_file, settings.daemon_token_file))
+        self.key = self.credentials.signing_key  # None on a host that joined the pool
         self.start_time: float | None = None
         self.port = None
         self._sequence = 0
@@ -159,13 +171,16 @@ class DaemonService(service.MultiService):
         if not self.settings.collector_host:
             _log.info("{daemon}: no COLLECTOR_HOST, not advertising", daemon=self.settings.daemon_type)
             return None
-        token = issue_token(
-            self.key, f"{self.settings.daemon_type.lower()}@{self.settings.trust_domain}", ["DAEMON"],
-            lifetime=self.settings.ad_lifetime, now=self.reactor.seconds(),
-        )
-        client = AsyncClient(self.settings.collector_host, token=token, timeout=self.settings.request_timeout,
+        client = AsyncClient(self.settings.collector_host, token=self.daemon_token(), timeout=self.settings.request_timeout,
                              **({"http": self._http} if self._http is not None else {}))
         return client.call(ADVERTISE, {"ads": [ad]}, ad_type=self.settings.ad_type)
+
+    def daemon_token(self, lifetime: float | None = None) -> str:
+        """A DAEMON token naming this daemon (``schedd@pool``), minted with the pool key
+        and reused for half its lifetime (default ``CLASSAD_LIFETIME``); on a host that
+        joined the pool, the token it was given (``startd@hostB``)."""
+        return self.credentials.daemon_token(f"{self.settings.daemon_type.lower()}@{self.settings.trust_domain}",
+                                             lifetime or self.settings.ad_lifetime, self.reactor.seconds())
 
     # --- lifecycle ---
 
@@ -180,7 +195,7 @@ class DaemonService(service.MultiService):
         super().startService()
         self.start_time = self.reactor.seconds()
         table = {PING: self._ping, **self.handlers()}
-        resource = ApiResource(table, token_verifier(self.key, self.reactor),
+        resource = ApiResource(table, token_verifier(self.credentials.verify_key, self.reactor),
                                cooperator=sharing_cooperator(self.reactor))
         site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
                          clock=self.reactor)

@@ -11,7 +11,6 @@ from twisted.logger import Logger
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
-from daemoncore.security import issue_token
 from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
@@ -39,8 +38,7 @@ class NegotiatorService(DaemonService):
 
     def client_for(self, address: str) -> AsyncClient:
         """A client for the daemon at ``address`` with a fresh DAEMON token of the negotiator's."""
-        token = issue_token(self.key, f"negotiator@{self.settings.trust_domain}", ["DAEMON"],
-                            lifetime=max(self.settings.request_timeout * 4, 300), now=self.reactor.seconds())
+        token = self.daemon_token(max(self.settings.request_timeout * 4, 300))
         extra = {"http": self._http} if self._http is not None else {}
         return AsyncClient(address, token=token, timeout=self.settings.request_timeout, **extra)
 

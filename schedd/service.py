@@ -15,7 +15,6 @@ from twisted.logger import Logger
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
-from daemoncore.security import issue_token
 from daemoncore.security.acting_as import ActingAsError, acting_as
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE, QUERY
@@ -206,11 +205,6 @@ class ScheddService(DaemonService):
         if self._pending_advertise is None or not self._pending_advertise.active():
             if self.running:
                 self._pending_advertise = self.reactor.callLater(ADVERTISE_DELAY, self._advertise_quietly)
-
-    def daemon_token(self, lifetime: float | None = None) -> str:
-        """A DAEMON token naming this schedd, for calls to other daemons."""
-        return issue_token(self.key, f"schedd@{self.settings.trust_domain}", ["DAEMON"],
-                           lifetime=lifetime or self.settings.ad_lifetime, now=self.reactor.seconds())
 
     def daemon_client(self, address: str, timeout: float | None = None) -> AsyncClient:
         """An asynchronous client to another daemon at ``address`` with a DAEMON token."""

@@ -18,7 +18,6 @@ from twisted.logger import Logger
 import classad
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
-from daemoncore.security import issue_token
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
@@ -71,22 +70,13 @@ class StartdService(DaemonService):
         self._lease_loop.clock = reactor
         self._pending_advertise = None
         self._advertised: set[str] = set()
-        self._token: str | None = None
-        self._token_renew_at = 0.0
 
     # --- identity and ads ---
 
     def token(self) -> str:
-        """A DAEMON token of this startd's, for calls to the collector and schedds: the
-        same one until half its lifetime is gone, then a fresh one (signing one per
-        call cost a job's several reports each a signature)."""
-        now = self.reactor.seconds()
-        if self._token is None or now >= self._token_renew_at:
-            lifetime = max(self.settings.request_timeout * 4, 300)
-            self._token = issue_token(self.key, f"startd@{self.settings.trust_domain}", ["DAEMON"],
-                                      lifetime=lifetime, now=now)
-            self._token_renew_at = now + lifetime / 2
-        return self._token
+        """A DAEMON token of this startd's, for calls to the collector and schedds (the
+        same one until half its lifetime is gone: see ``daemon_token``)."""
+        return self.daemon_token(max(self.settings.request_timeout * 4, 300))
 
     def address_attributes(self) -> dict[str, str]:
         """Where this startd answers: ``MyAddress`` and ``StartdIpAddr`` as ``<host:port>``."""
