@@ -1,11 +1,14 @@
 """The collector's join route: a host holding a bootstrap token (scope JOIN) asks for
 its identity once, and gets a daemon token for ``startd@host`` or ``schedd@host`` and,
-when the pool has a certificate authority, a host certificate for its names and addresses."""
+when the pool has a certificate authority, a host certificate for its names and addresses.
+The answer carries what the host then needs to check others: the pool's public key
+(tokens are verified with it) and the CA certificate."""
 
 from __future__ import annotations
 
 from daemoncore.security import issue_token
 from daemoncore.security.joining import JoinError, JoinLedger
+from daemoncore.security.signing_key import SigningKey, is_shared_secret, public_key_pem
 from daemoncore.security.tls import Authority, issue_host_certificate
 from daemoncore.security.tls_errors import CertificateError
 from daemoncore.wire import collector_routes as api
@@ -18,9 +21,11 @@ MAX_ADDRESSES = 16
 
 class JoinRoutes:
     """Answers joins with tokens signed by ``key`` for pool ``pool``, and certificates
-    from ``authority`` when there is one. Each join token is admitted once."""
+    from ``authority`` when there is one. Each join token is admitted once. A collector
+    without an Ed25519 signing key (on a host that joined, or an older pool's shared
+    secret) refuses joins, saying why."""
 
-    def __init__(self, key: bytes, pool: str, clock, authority: Authority | None = None) -> None:
+    def __init__(self, key: SigningKey | None, pool: str, clock, authority: Authority | None = None) -> None:
         self._key = key
         self._pool = pool
         self._clock = clock
@@ -33,6 +38,7 @@ class JoinRoutes:
 
     def join(self, request: ApiRequest) -> JsonReply:
         """Give the asking host its identity: a daemon token and, with a CA, a host certificate."""
+        self._check_can_join()
         body = request.json()
         reject_unknown(body, {"role", "host", "addresses"})
         role = take(body, "role", str)
@@ -46,7 +52,17 @@ class JoinRoutes:
         except JoinError as exc:
             raise Forbidden(str(exc)) from None
         token = issue_token(self._key, identity, ["DAEMON"], issuer=self._pool, now=self._clock.seconds())
-        return JsonReply({"identity": identity, "token": token, **certificate})
+        return JsonReply({"identity": identity, "token": token, "pool": self._pool,
+                          "public_key": public_key_pem(self._key), **certificate})
+
+    def _check_can_join(self) -> None:
+        if self._key is None:
+            raise Forbidden("this collector does not hold the pool's signing key, so it cannot give hosts "
+                            "identities: join through the central manager's collector")
+        if is_shared_secret(self._key):
+            raise Forbidden("this pool's signing key is an old shared secret (HS256), which every host would need "
+                            "to check tokens: on the central manager, move the key aside and make an Ed25519 one "
+                            "(`roost pool up` makes it), then issue tokens again")
 
     def _certificate(self, host: str, addresses: list[str]) -> dict:
         if self._authority is None:

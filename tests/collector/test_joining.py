@@ -4,17 +4,19 @@ import json
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from collector.joining import JoinRoutes
 from daemoncore.security import issue_token, verify_token
 from daemoncore.security.joining import issue_join_token
+from daemoncore.security.signing_key import parse_public_key
 from daemoncore.security.tls import make_authority
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.collector_routes import QUERY
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 
-KEY = b"collector-join-test-key-0123456789abcdef"
+KEY = Ed25519PrivateKey.generate()
 
 
 @pytest.fixture
@@ -37,7 +39,7 @@ def test_a_join_token_gets_a_daemon_token_and_a_certificate(join, clock):
     response = join(token, {"role": "execute", "host": "hostB", "addresses": ["198.18.0.2"]})
     assert response.status == 200, response.json()
     answer = response.json()
-    identity = verify_token(KEY, answer["token"], now=1)
+    identity = verify_token(parse_public_key(answer["public_key"].encode(), "the answer"), answer["token"], now=1)
     assert (identity.name, identity.issuer, [s.name for s in identity.scopes]) == ("startd@hostB", "pool", ["DAEMON"])
     names = x509.load_pem_x509_certificate(answer["certificate"].encode()).extensions.get_extension_for_class(
         x509.SubjectAlternativeName).value
@@ -81,3 +83,16 @@ def test_a_bad_host_name_is_a_400_and_does_not_use_the_token(join):
     token = issue_join_token(KEY, "execute", "pool", now=0)
     assert join(token, {"role": "execute", "host": "bad host"}).status == 400
     assert join(token, {"role": "execute", "host": "hostB"}).status == 200
+
+
+@pytest.mark.parametrize(("key", "why"), [(None, "does not hold the pool's signing key"),
+                                          (b"s" * 40, "old shared secret")])
+def test_a_collector_that_cannot_give_identities_says_why(clock, key, why):
+    """A collector without the Ed25519 signing key answers a valid join with a 403 naming the reason."""
+    routes = JoinRoutes(key, "pool", clock, make_authority())
+    verifier = token_verifier(KEY, clock)
+    site = make_site(ApiResource(routes.handlers(), verifier, cooperator=clock_cooperator(clock)), clock=clock)
+    body = json.dumps({"role": "execute", "host": "hostB"}).encode()
+    token = issue_join_token(KEY, "execute", "pool", now=0)
+    response, _ = exchange(site, encode_request("POST", "/v1/join", body, token=token), clock)
+    assert response.status == 403 and why in response.json()["message"]
