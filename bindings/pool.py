@@ -12,10 +12,9 @@ from attrs import frozen
 
 from daemoncore.config import Config
 from daemoncore.security import find_token
-from daemoncore.wire.address import parse_address
+from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
 
 NO_POOL = "no pool found: start one with `roost pool up` or set COLLECTOR_HOST"
-DEFAULT_COLLECTOR_PORT = 9618
 
 
 class NoPoolFound(Exception):
@@ -47,10 +46,7 @@ def collector_address(text: str) -> str:
     Raises:
         ValueError: not an address.
     """
-    text = text.strip()
-    if ":" not in text.strip("<>[]"):
-        text = f"{text.strip('<>')}:{DEFAULT_COLLECTOR_PORT}"
-    return str(parse_address(text))
+    return str(parse_address(text, default_port=DEFAULT_COLLECTOR_PORT))
 
 
 def find_pool(pool: str | None = None, config: Config | None = None) -> Pool:
