@@ -1,5 +1,6 @@
 """The startd's HTTP handlers (daemoncore/wire/startd_routes.py): claim a slot with the
-ClaimId the negotiator handed out, activate the claim with a job, vacate it, release it.
+ClaimId the negotiator handed out, activate the claim with a job, vacate it, release it;
+drain the machine and cancel the drain (an administrator's).
 
 The handlers keep the slot table and the runs in step: a claim's run ends in the
 slot going back to Claimed/Idle (the schedd may activate it again), or, after a
@@ -22,12 +23,15 @@ from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply
 from startd.claim_leases import LeaseBook, LeaseKind
+from startd.draining import DrainRequest, DrainSchedule, retirement_over
 from startd.errors import ClaimError, SlotStateError
 from startd.job_run import Ending, JobRun
 from startd.slots import UNKNOWN_CLAIM, Slot, SlotTable
 from startd.states import Activity, State
 
 _log = Logger()
+#: The longest ``DrainReason`` the slot ads carry.
+MAX_DRAIN_REASON = 1024
 
 
 @attrs.frozen
@@ -88,11 +92,14 @@ class StartdRoutes:
         self.runs: dict[str, JobRun] = {}
         self.run_endings: dict[str, Deferred] = {}
         self._releasing: set[str] = set()
+        self._run_started: dict[str, float] = {}
+        self._drains = 0
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
         routes = {api.CLAIM: self.claim, api.ACTIVATE: self.activate, api.VACATE: self.vacate,
-                  api.RELEASE: self.release, api.ALIVE: self.alive, api.RECONNECT: self.reconnect}
+                  api.RELEASE: self.release, api.ALIVE: self.alive, api.RECONNECT: self.reconnect,
+                  api.DRAIN: self.drain, api.CANCEL_DRAIN: self.cancel_drain}
         return {route: self._own_slots_only(handler) for route, handler in routes.items()}
 
     def _own_slots_only(self, handler: Callable[[ApiRequest], object]) -> Callable[[ApiRequest], object]:
@@ -160,6 +167,7 @@ class StartdRoutes:
             self.table.job_exited(claim_id)
             raise
         self.runs[claim_id] = run
+        self._run_started[claim_id] = self._now()
         self.leases.activated(claim_id, job, self._now())
         _log.info("job {job} starting on {slot}", job=job_id, slot=slot.name)
         ending = run.run()
@@ -235,6 +243,69 @@ class StartdRoutes:
                   schedd=schedd_address)
         return JsonReply({"reconnected": True, "slot_name": slot.name})
 
+    def drain(self, request: ApiRequest) -> JsonReply:
+        """DRAIN: no new claims on any slot; running jobs finish, or are vacated (quick) or
+        killed (fast) at once; idle claims end. A drain of a draining machine replaces
+        the schedule and reason (a graceful drain can be made quick or fast)."""
+        body = request.json()
+        reject_unknown(body, {"how", "reason"})
+        how = take(body, "how", str, DrainSchedule.GRACEFUL.value)
+        try:
+            schedule = DrainSchedule(how)
+        except ValueError:
+            raise BadRequest(f"$.how: {how!r} is not a drain schedule; expected graceful, quick or fast") from None
+        reason = take(body, "reason", str, "by command")
+        if len(reason) > MAX_DRAIN_REASON:
+            raise BadRequest(f"$.reason: {len(reason)} characters; at most {MAX_DRAIN_REASON} are kept in the slot ads")
+        self._drains += 1
+        drain = DrainRequest(str(self._drains), schedule, reason, self._now())
+        for claim_id in self.table.drain(drain):
+            self.leases.forget(claim_id)
+            self._run_started.pop(claim_id, None)
+        if schedule is not DrainSchedule.GRACEFUL:
+            for claim_id, run in list(self.runs.items()):
+                if not (run.stopping and schedule is DrainSchedule.QUICK):
+                    self._stop(self.table.by_claim_id(claim_id), run, f"the machine is draining: {reason}",
+                               graceful=schedule is DrainSchedule.QUICK)
+        self._changed()
+        _log.info("draining ({how}, request {id}) for {who}: {reason}", how=schedule.value, id=drain.request_id,
+                  who=getattr(request.identity, "name", "anyone"), reason=reason)
+        retiring = sum(1 for s in self.table.slots.values() if s.status.state is State.DRAINED
+                       and s.status.activity is Activity.RETIRING)
+        return JsonReply({"request_id": drain.request_id, "slots": len(self.table.slots), "retiring": retiring})
+
+    def cancel_drain(self, request: ApiRequest) -> JsonReply:
+        """CANCEL_DRAIN: the slots take claims again; jobs still running carry on."""
+        body = request.json()
+        reject_unknown(body, {"request_id"})
+        wanted = take(body, "request_id", str, None)
+        current = self.table.draining
+        if current is None:
+            raise Conflict(f"{self.table.machine.hostname} is not draining")
+        if wanted is not None and wanted != current.request_id:
+            raise Conflict(f"{self.table.machine.hostname} drains under request {current.request_id}, "
+                           f"not {wanted}")
+        self.table.cancel_drain()
+        self._changed()
+        _log.info("drain {id} cancelled", id=current.request_id)
+        return JsonReply({"cancelled": True})
+
+    def retire_overdue(self) -> list[str]:
+        """Vacate the jobs of a graceful drain whose ``MaxJobRetirementTime`` is over; their slots' names."""
+        if self.table.draining is None or self.table.draining.schedule is not DrainSchedule.GRACEFUL:
+            return []
+        now = self._now()
+        vacated = []
+        for claim_id, run in list(self.runs.items()):
+            slot = self.table.by_claim_id(claim_id)
+            started = self._run_started.get(claim_id, now)
+            if run.stopping or not retirement_over(run.job, self._slot_ad(slot), started, now):
+                continue
+            self._stop(slot, run, "the machine is draining and the job's MaxJobRetirementTime is over",
+                       graceful=True)
+            vacated.append(slot.name)
+        return vacated
+
     # --- leases ---
 
     def heard_from_schedd(self, claim_id: str) -> None:
@@ -301,6 +372,7 @@ class StartdRoutes:
         if self.runs.get(claim_id) is run:
             del self.runs[claim_id]
             self.run_endings.pop(claim_id, None)
+            self._run_started.pop(claim_id, None)
         try:
             slot = self.table.by_claim_id(claim_id)
         except ClaimError:
@@ -310,8 +382,10 @@ class StartdRoutes:
             self.table.release(claim_id)
             self.leases.forget(claim_id)
             _log.info("job {job} {ending}; {slot} released", job=run.job_id, ending=ending.value, slot=slot.name)
+        elif self.table.job_exited(claim_id).status.state is State.DRAINED:
+            self.leases.forget(claim_id)
+            _log.info("job {job} {ending}; {slot} is drained", job=run.job_id, ending=ending.value, slot=slot.name)
         else:
-            self.table.job_exited(claim_id)
             self.leases.job_done(claim_id, self._now())
             _log.info("job {job} {ending}; {slot} stays claimed", job=run.job_id, ending=ending.value,
                       slot=slot.name)

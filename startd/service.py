@@ -155,9 +155,13 @@ class StartdService(DaemonService):
             self.routes.expire_leases()
         except Exception:
             _log.failure("startd: checking claim leases failed")
+        try:
+            self.routes.retire_overdue()
+        except Exception:
+            _log.failure("startd: checking the retirement of draining jobs failed")
 
     def startService(self) -> None:
-        """Start serving, and check the claims' leases every second."""
+        """Start serving, and check the claims' leases (and a drain's retirement times) every second."""
         super().startService()
         self._lease_loop.start(LEASE_CHECK_INTERVAL, now=False)
 

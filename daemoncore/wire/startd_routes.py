@@ -1,6 +1,6 @@
 """The startd's routes: claiming a slot with the ClaimId the negotiator handed out,
-starting a job on the claim, vacating and releasing it. The ClaimId travels in the
-body, never in the path, so it stays out of access logs."""
+starting a job on the claim, vacating and releasing it, and draining the machine. The
+ClaimId travels in the body, never in the path, so it stays out of access logs."""
 
 from __future__ import annotations
 
@@ -27,3 +27,13 @@ ALIVE = Route("alive", "POST", "/v1/claims/alive", level="DAEMON")
 # body: {"claim_id": text, "job_id": "c.p", "transfer_key": text, "schedd_address": "<host:port>"}
 # answer: {"reconnected": true, "slot_name": text}; 404 when no job of that id runs on the claim
 RECONNECT = Route("reconnect", "POST", "/v1/claims/reconnect", level="DAEMON")
+# condor_drain: keep new claims away from every slot of this machine; running jobs are
+# treated by the schedule (graceful: let them finish, vacating one when its
+# MaxJobRetirementTime is over; quick: vacate them; fast: kill them).
+# body: {"how": "graceful" | "quick" | "fast", "reason": text}
+# answer: {"request_id": text, "slots": n, "retiring": n (slots whose jobs still run)}
+DRAIN = Route("drain", "POST", "/v1/drain", level="ADMINISTRATOR")
+# condor_drain -cancel: the slots take claims again; jobs still running carry on.
+# body: {"request_id": text (optional: cancel only that drain)}; answer: {"cancelled": true};
+# 409 when the machine is not draining, or drains under another request id
+CANCEL_DRAIN = Route("cancel_drain", "POST", "/v1/drain/cancel", level="ADMINISTRATOR")

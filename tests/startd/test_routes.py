@@ -28,6 +28,7 @@ class RecordedRun:
     def __init__(self, activation):
         self.activation = activation
         self.job_id = activation.job_id
+        self.job = activation.job
         self.asked = []
         self.ending = Deferred()
         self.stopping = False
@@ -37,9 +38,11 @@ class RecordedRun:
 
     def vacate(self, reason):
         self.asked.append(("vacate", reason))
+        self.stopping = True
 
     def kill(self, reason):
         self.asked.append(("kill", reason))
+        self.stopping = True
 
     def end(self, how=Ending.EXITED):
         self.ending.callback(how)
@@ -59,14 +62,18 @@ def startd(machine, clock):
     site = make_site(ApiResource(routes.handlers(), token_verifier(KEY, clock), cooperator=clock_cooperator(clock)),
                      clock=clock)
     tokens = {level: issue_token(KEY, f"{level.lower()}@pool", [level], now=clock.seconds())
-              for level in ("READ", "DAEMON")}
+              for level in ("READ", "DAEMON", "ADMINISTRATOR")}
 
-    def post(path, body, level="DAEMON"):
-        raw = encode_request("POST", f"/v1/claims{path}", json.dumps(body).encode(), token=tokens.get(level))
+    def post(path, body, level="DAEMON", under="/v1/claims"):
+        raw = encode_request("POST", f"{under}{path}", json.dumps(body).encode(), token=tokens.get(level))
         response, _ = exchange(site, raw, clock)
         return response
 
-    return {"table": table, "routes": routes, "runs": runs, "changes": changes, "post": post}
+    def drain(path, body, level="ADMINISTRATOR"):
+        return post(path, body, level, under="/v1/drain")
+
+    return {"table": table, "routes": routes, "runs": runs, "changes": changes, "post": post, "drain": drain,
+            "clock": clock}
 
 
 def job(**attrs):
@@ -219,3 +226,71 @@ def test_remote_user_is_the_jobs_user_else_its_owner():
     assert remote_user_of(classad.ClassAd({"Owner": "bob", "User": "bob@pool"})) == "bob@pool"
     assert remote_user_of(classad.ClassAd({"Owner": "bob"})) == "bob"
     assert remote_user_of(classad.ClassAd({})) is None
+
+
+def test_drain_needs_an_administrator_and_a_known_schedule(startd):
+    """DRAIN with a DAEMON token is 403, an unknown schedule 400 naming the choices; nothing changes."""
+    assert startd["drain"]("", {}, level="DAEMON").status == 403
+    bad = startd["drain"]("", {"how": "slowly"})
+    assert bad.status == 400 and "graceful, quick or fast" in bad.json()["message"]
+    assert startd["drain"]("", {"reason": "x" * 5000}).status == 400
+    assert startd["table"].draining is None
+    assert slot(startd, "slot1@node1").status.describe() == "Unclaimed/Idle"
+
+
+def test_graceful_drain_lets_the_job_finish_then_the_slot_is_drained_and_refuses_claims(startd):
+    """The running job carries on; its end ends the claim; the machine takes no new claim."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    answer = startd["drain"]("", {"reason": "kernel update"}).json()
+    assert answer == {"request_id": "1", "slots": 2, "retiring": 2}
+    assert run.asked == []
+    assert claim(startd).status == 409
+    run.end()
+    assert list(startd["table"].slots) == ["slot1@node1"]
+    assert slot(startd, "slot1@node1").status.describe() == "Drained/Idle"
+    assert grant["claim_id"] not in startd["routes"].leases.leases
+    assert activate(startd, grant, "4.1").status == 404
+
+
+def test_quick_and_fast_drains_vacate_and_kill_the_running_jobs(startd):
+    """-quick vacates the job; a later -fast kills it; the slot is Drained once it is gone."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    startd["drain"]("", {"how": "quick"})
+    assert run.asked == [("vacate", "the machine is draining: by command")]
+    startd["drain"]("", {"how": "fast", "reason": "now"})
+    assert run.asked[-1] == ("kill", "the machine is draining: now")
+    run.end(Ending.EVICTED)
+    assert [s.status.describe() for s in startd["table"].slots.values()] == ["Drained/Idle"]
+
+
+def test_a_graceful_drain_vacates_a_job_whose_retirement_time_is_over(startd):
+    """MaxJobRetirementTime = 30: the job is vacated 30 s after it started, not before."""
+    grant = claim(startd).json()
+    body = {"claim_id": grant["claim_id"], "job_id": "4.0", "job_ad": job(MaxJobRetirementTime=30),
+            "transfer_key": "t" * 32, "schedd_address": "<127.0.0.1:9618>"}
+    startd["post"]("/activate", body)
+    [run] = startd["runs"]
+    startd["drain"]("", {})
+    startd["clock"].advance(29)
+    assert startd["routes"].retire_overdue() == [] and run.asked == []
+    startd["clock"].advance(1)
+    assert startd["routes"].retire_overdue() == ["slot1_1@node1"]
+    assert run.asked[0][0] == "vacate" and "MaxJobRetirementTime" in run.asked[0][1]
+
+
+def test_cancel_drain_lets_claims_in_again_and_the_running_job_carry_on(startd):
+    """-cancel: the p-slot is Unclaimed, the job's slot Claimed/Busy; a second cancel is 409."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    startd["drain"]("", {})
+    assert startd["drain"]("/cancel", {"request_id": "7"}).status == 409
+    assert startd["drain"]("/cancel", {"request_id": "1"}).json() == {"cancelled": True}
+    assert slot(startd, "slot1@node1").status.describe() == "Unclaimed/Idle"
+    assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Busy"
+    assert claim(startd).status == 200
+    again = startd["drain"]("/cancel", {})
+    assert again.status == 409 and "not draining" in again.json()["message"]
