@@ -1,6 +1,7 @@
 """Which ads an identity may change: a startd bound to host B advertises and withdraws
 only Machine ads of host B, a schedd bound to host B only its own Scheduler and
-Submitter ads; every other identity keeps what its level allows.
+Submitter ads; either may also send host B's DaemonMaster ad (the host's master sends
+the token the host was given). Every other identity keeps what its level allows.
 
 Pure checks over ads in JSON form; the routes turn a refusal into a 403, before
 anything reaches the store.
@@ -18,8 +19,8 @@ from daemoncore.security.tokens import Identity
 #: For each host-bound daemon: the ad types it may change, and per type the attributes
 #: that must name its host (a daemon or slot name's host part after ``@``).
 _OWN_ADS = {
-    "startd": {"Machine": ("Machine", "Name")},
-    "schedd": {"Scheduler": ("Name",), "Submitter": ("ScheddName",)},
+    "startd": {"Machine": ("Machine", "Name"), "DaemonMaster": ("Machine", "Name")},
+    "schedd": {"Scheduler": ("Name",), "Submitter": ("ScheddName",), "DaemonMaster": ("Machine", "Name")},
 }
 
 

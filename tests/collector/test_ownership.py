@@ -35,8 +35,18 @@ def test_a_startd_may_not_advertise_another_hosts_slot(ad, attribute):
 
 def test_a_startd_may_not_advertise_other_types():
     """A startd identity bound to a host cannot send Scheduler ads at all."""
-    with pytest.raises(AdNotOwned, match="only Machine ads of host hostB, not Scheduler"):
+    with pytest.raises(AdNotOwned, match="only Machine and DaemonMaster ads of host hostB, not Scheduler"):
         check_ads_owned(identity("startd@hostB"), "Scheduler", [("$.ads[0]", {"Name": "hostB"})])
+
+
+@pytest.mark.parametrize("daemon", ["startd", "schedd"])
+def test_a_host_bound_daemon_sends_its_own_hosts_master_ad_only(daemon):
+    """The master of a joined host sends its DaemonMaster ad with the host's token; another host's is refused."""
+    check_ads_owned(identity(f"{daemon}@hostB"), "DaemonMaster", [("$.ads[0]", {"Name": "master@hostB",
+                                                                               "Machine": "hostB"})])
+    with pytest.raises(AdNotOwned, match="hostC"):
+        check_ads_owned(identity(f"{daemon}@hostB"), "DaemonMaster", [("$.ads[0]", {"Name": "master@hostC",
+                                                                                   "Machine": "hostC"})])
 
 
 def test_a_schedd_advertises_its_scheduler_and_submitters():
