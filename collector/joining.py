@@ -6,8 +6,12 @@ The answer carries what the host then needs to check others: the pool's public k
 
 from __future__ import annotations
 
+from twisted.internet import threads
+
 from daemoncore.security import issue_token
+from daemoncore.security.host_identity import bound_host
 from daemoncore.security.joining import JoinError, JoinLedger
+from daemoncore.security.revocation import add_revocation, rule_for_token_id
 from daemoncore.security.signing_key import SigningKey, is_shared_secret, public_key_pem
 from daemoncore.security.tls import Authority, issue_host_certificate
 from daemoncore.security.tls_errors import CertificateError
@@ -25,7 +29,9 @@ class JoinRoutes:
     without an Ed25519 signing key (on a host that joined, or an older pool's shared
     secret) refuses joins, saying why."""
 
-    def __init__(self, key: SigningKey | None, pool: str, clock, authority: Authority | None = None) -> None:
+    def __init__(self, key: SigningKey | None, pool: str, clock, authority: Authority | None = None,
+                 revocation_path: str | None = None) -> None:
+        self._revocation_path = revocation_path
         self._key = key
         self._pool = pool
         self._clock = clock
@@ -34,7 +40,25 @@ class JoinRoutes:
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
-        return {api.JOIN: self.join}
+        return {api.JOIN: self.join, api.JOIN_CA: self.authority, api.LEAVE: self.leave}
+
+    def authority(self, _request: ApiRequest) -> JsonReply:
+        """The pool CA certificate, to anyone: a joining host checks it against its join string."""
+        return JsonReply({"ca": self._authority.certificate_pem().decode() if self._authority else None})
+
+    def leave(self, request: ApiRequest):
+        """Revoke the calling host's own token (``roost pool leave``): its id goes into the
+        pool's revocation file, written in a worker thread."""
+        identity = request.identity
+        if bound_host(identity) is None:
+            raise Forbidden(f"{identity.name} is not a host's own identity: only a host that joined can leave; "
+                            f"revoke other tokens with `roost token revoke`")
+        if not self._revocation_path:
+            raise Forbidden("this collector keeps no revocation file, so it cannot revoke tokens")
+        rule = rule_for_token_id(identity.token_id)
+        writing = threads.deferToThreadPool(self._clock, self._clock.getThreadPool(), add_revocation,
+                                            self._revocation_path, rule, f"{identity.name} left the pool")
+        return writing.addCallback(lambda _: JsonReply({"revoked": identity.token_id, "identity": identity.name}))
 
     def join(self, request: ApiRequest) -> JsonReply:
         """Give the asking host its identity: a daemon token and, with a CA, a host certificate."""

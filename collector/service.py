@@ -14,6 +14,7 @@ from collector.routes import CollectorRoutes
 from collector.store import AdStore
 from daemoncore.config import Config
 from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security.revocation import revocation_file
 from daemoncore.security.tls import CA_KEY_FILE, Authority, load_authority
 from daemoncore.wire.adcodec import ad_from_json
 
@@ -26,9 +27,10 @@ class CollectorService(DaemonService):
     """A collector: ads in memory, expired by ``ClassAdLifetime``, swept periodically."""
 
     def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None,
-                 sweep_interval: float = DEFAULT_SWEEP_SECONDS, authority: Authority | None = None) -> None:
+                 sweep_interval: float = DEFAULT_SWEEP_SECONDS, authority: Authority | None = None,
+                 revocation_path: str | None = None) -> None:
         super().__init__(settings, reactor, key)
-        self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority)
+        self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority, revocation_path)
         self.store = AdStore(reactor, default_lifetime=settings.ad_lifetime)
         self.metrics = CollectorMetrics(self.store)
         self._routes = CollectorRoutes(self.store, self.metrics)
@@ -77,7 +79,8 @@ def build_collector(settings: DaemonSettings, reactor, config: Config) -> Collec
         SigningKeyError: the pool signing key cannot be loaded.
     """
     sweep = config.param_duration("COLLECTOR_SWEEP_INTERVAL", DEFAULT_SWEEP_SECONDS)
-    return CollectorService(settings, reactor, sweep_interval=sweep, authority=pool_authority(config))
+    return CollectorService(settings, reactor, sweep_interval=sweep, authority=pool_authority(config),
+                            revocation_path=revocation_file(config))
 
 
 def pool_authority(config: Config) -> Authority | None:

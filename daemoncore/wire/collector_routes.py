@@ -18,3 +18,8 @@ MAX_ADS_PER_UPDATE = 20_000
 # token (from `roost pool join-token`), once; answer: {"identity": "startd@host",
 # "token": daemon token, "certificate": PEM or null, "key": PEM or null, "ca": PEM or null}
 JOIN = Route("join", "POST", "/v1/join", level="JOIN")
+# answer: {"ca": PEM or null}; anyone: a joining host compares it with its join string's
+# fingerprint before it sends its join token
+JOIN_CA = Route("join_ca", "GET", "/v1/join/ca", level=None)
+# no body; a host-bound DAEMON identity (startd@hostB) revokes its own token; answer: {"revoked": jti}
+LEAVE = Route("leave", "POST", "/v1/join/leave", level="DAEMON")
