@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from bindings.cli import pool_ca
+from bindings.cli import pool_ca, pool_join
 from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
 from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
 from daemoncore.config import Config, ConfigError
@@ -69,6 +69,8 @@ POOL_COMMANDS = {
     # `roost pool ca ...` has subcommands of its own: main() hands it to bindings.cli.pool_ca
     "ca": ("the pool's certificate authority (create, issue, fingerprint)",
            CommandLine("roost pool ca", "usage: roost pool ca (create | issue | fingerprint) [options]\n")),
+    # `roost pool join-token | join | leave` are bindings.cli.pool_join's
+    **{name: (summary, CommandLine(f"roost pool {name}", "")) for name, summary in pool_join.SUMMARIES.items()},
 }
 
 
@@ -77,6 +79,8 @@ def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     if argv[:1] == ["ca"]:
         return pool_ca.main(argv[1:], env)
+    if argv[:1] and argv[0] in pool_join.SUMMARIES:
+        return pool_join.main(argv, env)
     return run_subcommands("roost pool", {
         name: Subcommand(line, summary, functools.partial(_run, name, env=env))
         for name, (summary, line) in POOL_COMMANDS.items()}, argv)
