@@ -45,7 +45,7 @@ from daemoncore.security.joining import (
 )
 from daemoncore.security.signing_key import is_shared_secret, load_signing_key, write_public_key
 from daemoncore.security.tls import fingerprint, load_certificate_file
-from daemoncore.security.tls_client import PoolTrust
+from daemoncore.security.tls_client import PoolTrust, use_client_trust
 from daemoncore.security.token_files import read_token_file, replace_file
 from daemoncore.wire.address import Address, parse_address
 from daemoncore.wire.blocking_client import BlockingClient
@@ -264,18 +264,20 @@ def leave(reading: Reading, env: dict) -> int:
     if reading.operands:
         raise UsageError(f"unexpected argument {reading.operands[0]!r}")
     directory = os.path.abspath(os.path.expanduser(reading.last("-dir") or default_pool_dir(env)))
-    config = Config.load(os.path.join(directory, "config"), env={**env, "ROOST_CONFIG": os.path.join(directory, "config")})
+    env = {**env, "ROOST_CONFIG": os.path.join(directory, "config")}
+    config = Config.load(env["ROOST_CONFIG"], env=env)
     token_file = config.param(DAEMON_TOKEN_KNOB, "")
     if not token_file:
         raise JoinError(f"{directory} is not the directory of a host that joined a pool ({DAEMON_TOKEN_KNOB} unset)")
     token = read_token_file(token_file)
+    trust = PoolTrust.from_file(config.param("AUTH_SSL_CLIENT_CAFILE", ""))
+    use_client_trust(trust)  # the host's own master serves TLS
     from bindings.cli import pool  # the pool commands import this module
 
     try:
         pool.pool_down(directory, env)
     except pool.PoolError as exc:
         print(f"roost pool leave: {exc}; revoking the token anyway", file=sys.stderr)
-    trust = PoolTrust.from_file(config.param("AUTH_SSL_CLIENT_CAFILE", ""))
     answer = BlockingClient(configured_collector(config), token=token, trust=trust).call(LEAVE, {})
     print(f"left the pool: the token {answer['revoked']} of {answer['identity']} is revoked")
     return 0
