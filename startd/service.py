@@ -109,9 +109,10 @@ class StartdService(DaemonService):
         sent = [client.call(ADVERTISE, {"ads": public}, ad_type=MACHINE_AD_TYPE),
                 client.call(ADVERTISE, {"ads": private, "private": True}, ad_type=MACHINE_AD_TYPE)]
         gone = sorted(self._advertised - set(self.table.slots))
-        if gone:  # dynamic slots whose claims ended: withdraw their ads at once
-            sent.append(client.call(INVALIDATE, {"names": gone}, ad_type=MACHINE_AD_TYPE))
-        self._advertised = set(self.table.slots)
+        if gone:  # dynamic slots whose claims ended: withdraw their ads (again, until it works)
+            withdrawing = client.call(INVALIDATE, {"names": gone}, ad_type=MACHINE_AD_TYPE)
+            sent.append(withdrawing.addCallback(lambda answer: (self._advertised.difference_update(gone), answer)[1]))
+        self._advertised |= set(self.table.slots)
         return gatherResults(sent, consumeErrors=True).addErrback(lambda f: f.value.subFailure)
 
     def changed(self) -> None:

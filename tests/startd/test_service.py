@@ -75,6 +75,31 @@ def test_a_change_is_advertised_soon_and_an_ended_dynamic_slot_is_withdrawn(pool
     assert sorted(stored(pool, private=True)) == ["slot1@node1"]
 
 
+class Unavailable(Resource):
+    """A collector that answers every call with 503."""
+
+    isLeaf = True
+
+    def render(self, request):
+        request.setResponseCode(503)
+        return b'{"message": "away"}'
+
+
+def test_a_withdrawal_that_failed_is_sent_again_once_the_collector_answers(pool):
+    """A dynamic slot that ended while the collector was cut off is withdrawn at the next update."""
+    service, table = pool["service"], pool["table"]
+    grant = table.request_claim(table.private_ads()[0]["ClaimId"], classad.ClassAd({"RequestCpus": 1}))
+    service.advertise_self({})
+    assert sorted(stored(pool)) == ["slot1@node1", "slot1_1@node1"]
+    table.release(grant.claim_id)
+    working, service._http = service._http, StubTreq(Unavailable())
+    service.advertise_self({}).addErrback(lambda _: None)
+    service._http.flush()
+    service._http = working
+    service.advertise_self({})
+    assert sorted(stored(pool)) == ["slot1@node1"]
+
+
 def test_build_startd_cleans_leftovers_and_lays_out_the_configured_slots(tmp_path, clock):
     """Start-up removes old sandboxes and reads NUM_CPUS and GPU_DISCOVERY into the slot table."""
     execute = tmp_path / "execute"
