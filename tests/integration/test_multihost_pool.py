@@ -22,6 +22,8 @@ HOSTS = {"cm": ["CentralManager"], "submit": ["Submit"], "exec1": ["Execute"], "
 JOBS = 100
 #: Four cores each, so each execute host runs several jobs at once as a real one would.
 POOL_CONFIG = {"NUM_CPUS": "4", "MEMORY": "2048"}
+#: exec2 listens on every interface (BIND_ALL_INTERFACES), exec1 on its address alone.
+HOST_CONFIG = {"exec2": {"BIND_ALL_INTERFACES": "true"}}
 
 #: Reads its own input and the shared one, writes where it ran.
 JOB = """#!/bin/sh
@@ -45,7 +47,7 @@ queue {JOBS}
 @pytest.fixture(scope="module")
 def hosts():
     """The four-host pool, every master up, for the whole module."""
-    with netns_pool(HOSTS, POOL_CONFIG) as pool:
+    with netns_pool(HOSTS, POOL_CONFIG, host_config=HOST_CONFIG) as pool:
         wait_for(lambda: machines(pool) == {"exec1", "exec2"}, 60, "both execute hosts in `roost status`")
         yield pool
 
@@ -133,3 +135,14 @@ def test_a_cut_link_isolates_one_host_until_restored(hosts):
     finally:
         hosts.restore("exec2")
     wait_for(lambda: reachable(hosts, "submit", startd), 10, "exec2 reachable again")
+
+
+def test_bind_all_interfaces_listens_everywhere_and_advertises_the_host_address(hosts):
+    """exec2 (BIND_ALL_INTERFACES) answers on its own loopback too, exec1 only on its
+    address; both advertise their 198.18 address."""
+    for name, everywhere in (("exec1", False), ("exec2", True)):
+        startd = (hosts[name].log_dir / ".startd_address").read_text().strip().strip("<>").split("?")[0]
+        assert startd.startswith(f"{hosts[name].address}:")
+        port = startd.rsplit(":", 1)[1]
+        assert reachable(hosts, name, startd)
+        assert reachable(hosts, name, f"127.0.0.1:{port}") is everywhere

@@ -265,11 +265,13 @@ def _remove_network(namespaces: list[str]) -> list[str]:
 
 @contextlib.contextmanager
 def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, str] | None = None,
-               start: bool = True) -> Iterator[NetnsPool]:
+               start: bool = True,
+               host_config: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[NetnsPool]:
     """A pool of hosts named and given roles by ``roles`` (``{"cm": ["CentralManager"]}``);
-    the first host holding ``CentralManager`` is the central manager. Every master is
-    started (unless ``start`` is false) and ready before the pool is yielded, and
-    everything is torn down afterwards, even when the test fails.
+    the first host holding ``CentralManager`` is the central manager. ``extra_config``
+    is added to every host's config, ``host_config[name]`` to that host's alone. Every
+    master is started (unless ``start`` is false) and ready before the pool is yielded,
+    and everything is torn down afterwards, even when the test fails.
     """
     skip_without_namespaces()
     tag = secrets.token_hex(3)
@@ -294,7 +296,8 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
             host.directory.chmod(0o700)
             execute = base / f"{host.name}-execute"
             execute.mkdir(mode=0o755)
-            host.config_file.write_text(host_config_text(host, managers[0], execute, extra_config or {}))
+            knobs = {**(extra_config or {}), **(host_config or {}).get(host.name, {})}
+            host.config_file.write_text(host_config_text(host, managers[0], execute, knobs))
             give_credentials(pool_keys, managers[0].namespace, host)
         if start:
             for name in sorted(hosts, key=lambda n: hosts[n] is not managers[0]):
