@@ -12,6 +12,7 @@ from attrs import frozen
 
 from daemoncore.config import Config
 from daemoncore.security import find_token
+from daemoncore.security.tls_client import PoolTrust, client_trust, use_client_trust
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
 
 NO_POOL = "no pool found: start one with `roost pool up` or set COLLECTOR_HOST"
@@ -31,6 +32,7 @@ class Pool:
     dir: str | None = None
     master: str | None = None
     master_pid: int | None = None
+    ca_file: str | None = None
 
 
 def default_pool_dir(env: Mapping[str, str] | None = None) -> str:
@@ -70,7 +72,10 @@ def find_pool(pool: str | None = None, config: Config | None = None) -> Pool:
     facts = read_pool_file(path) if path else None
     if not facts or not facts.get("collector"):
         raise NoPoolFound(NO_POOL)
-    return pool_from_facts(facts, path)
+    found = pool_from_facts(facts, path)
+    if found.ca_file and client_trust() is None:
+        use_client_trust(PoolTrust.from_file(found.ca_file))  # the pool serves TLS; config names no CA
+    return found
 
 
 def pool_from_facts(facts: dict, path: str) -> Pool:
@@ -85,7 +90,8 @@ def pool_from_facts(facts: dict, path: str) -> Pool:
         raise ValueError(f"pool address file {path} names no collector address ({exc}): "
                          f"run `roost pool up` again") from None
     return Pool(collector, f"pool address file {path}", token_file=facts.get("token_file"),
-                dir=facts.get("dir"), master=facts.get("master"), master_pid=facts.get("master_pid"))
+                dir=facts.get("dir"), master=facts.get("master"), master_pid=facts.get("master_pid"),
+                ca_file=facts.get("ca_file"))
 
 
 def read_pool_file(path: str) -> dict | None:

@@ -16,6 +16,7 @@ from bindings.pool import find_pool, pool_token
 from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json
+from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
 from schedd.intake import items_queue_args, with_queue_args
 from schedd.submit.clientside import for_schedd, measured_sizes
@@ -80,7 +81,7 @@ class SubmitResult:
 
 
 def schedd_address(location: object, pool: str | None = None) -> str:
-    """``host:port`` of the schedd ``location`` names: a located ad, an address, or
+    """``host:port`` (with ``?tls=1`` when it serves TLS) of the schedd ``location`` names: a located ad, an address, or
     None for the pool's schedd (found through its collector).
 
     Raises:
@@ -89,10 +90,10 @@ def schedd_address(location: object, pool: str | None = None) -> str:
     if location is None:
         location = Collector(pool).locate(DaemonType.Schedd)
     if isinstance(location, str):
-        return location.strip().strip("<>").split("?", 1)[0]
+        return str(parse_address(location))
     for name in ("MyAddress", "ScheddIpAddr"):
         if name in location:
-            return str(location[name]).strip("<>").split("?", 1)[0]
+            return str(parse_address(str(location[name])))
     raise ValueError("the schedd's location ad has no MyAddress; pass Collector().locate(DaemonType.Schedd)")
 
 

@@ -1,7 +1,9 @@
 """``roost pool``: start, inspect and stop a personal pool.
 
 ``roost pool up [-dir DIR] [-timeout SECONDS]`` makes the pool directory (log, spool, execute), a signing
-key, a token for you and one for the daemons, and a config with ``use ROLE : Personal``;
+key, a token for you and one for the daemons, and a config with ``use ROLE : Personal``
+(with ``-role central-manager[,...]``, a central manager on the network instead: see
+:mod:`bindings.cli.pool_roles`);
 starts the master detached and returns once every daemon answers, leaving the pool's
 address file where the CLI and the bindings look. ``roost pool status`` lists the
 daemons of every host of the pool with pid, address, uptime and host; ``roost pool
@@ -14,6 +16,7 @@ import contextlib
 import functools
 import getpass
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -21,15 +24,21 @@ import sys
 import time
 from collections.abc import Mapping
 
+from attrs import frozen
+
 from bindings.cli import pool_ca, pool_join
 from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
+from bindings.cli.pool_roles import central_manager_config, parse_roles, prepare_central_manager
 from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
 from daemoncore.config import Config, ConfigError
-from daemoncore.daemon import remove_quietly
+from daemoncore.daemon import remove_quietly, write_atomically
 from daemoncore.launcher import private_file_opener
 from daemoncore.master.routes import DAEMONS
 from daemoncore.master.service import write_pool_file
 from daemoncore.security import SecurityError, ensure_signing_key, issue_token, write_token
+from daemoncore.security.tls import authority_paths
+from daemoncore.security.tls_client import PoolTrust, client_trust, use_client_trust
+from daemoncore.security.tls_errors import CertificateError
 from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.collector_routes import QUERY
 from daemoncore.wire.daemon_routes import PING
@@ -41,6 +50,8 @@ MASTER_TIMEOUT = 5.0
 STOP_TIMEOUT = 20.0
 USER_SCOPES = ("READ", "WRITE", "ADMINISTRATOR")
 POOL_FILE_NAME = "pool.json"
+#: Where ``roost pool up -role`` remembers the roles it was given, for later starts.
+ROLES_FILE_NAME = "roles.json"
 #: Where pools started by root keep their execute directories (HTCondor's is /var/lib/condor/execute).
 ROOT_EXECUTE_BASE = "/var/lib/roost/execute"
 
@@ -53,11 +64,17 @@ _LAST_POOL = "default: the pool `roost pool up` last started"
 #: subcommand -> (one-line help, options)
 POOL_COMMANDS = {
     "up": ("start a personal pool and wait until it answers",
-           CommandLine("roost pool up", f"""usage: roost pool up [-dir DIR] [-timeout SECONDS]
+           CommandLine("roost pool up", f"""usage: roost pool up [-dir DIR] [-timeout SECONDS] [-role ROLES [-interface ADDRESS]]
 
   -dir DIR            the pool directory (default $XDG_DATA_HOME/roost/pool or ~/.local/share/roost/pool)
   -timeout SECONDS    how long to wait for the daemons (default {START_TIMEOUT:g})
-""", [Option("-dir", 1), Option("-timeout", 1)])),
+  -role ROLES         start a central manager on the network instead of a personal pool:
+                      central-manager, optionally with submit and/or execute
+                      (central-manager,submit,execute); it makes the pool's CA and serves TLS;
+                      remembered by the directory for later starts
+  -interface ADDRESS  the address to serve and advertise (NETWORK_INTERFACE; default: the
+                      host's best address)
+""", [Option("-dir", 1), Option("-timeout", 1), Option("-role", 1), Option("-interface", 1)])),
     "status": ("list the daemons of every host of the pool", CommandLine("roost pool status", f"""usage: roost pool status [-dir DIR]
 
   -dir DIR            the pool directory ({_LAST_POOL})
@@ -94,18 +111,28 @@ def _run(name: str, reading: Reading, env: dict) -> int:
     timeouts = [seconds(given) for given in reading.options if given.name == "-timeout"]
     try:
         if name == "up":
-            return pool_up(directory or default_pool_dir(env), env, timeouts[-1] if timeouts else START_TIMEOUT)
+            roles = PoolRoles(reading.last("-role"), reading.last("-interface"))
+            return pool_up(directory or default_pool_dir(env), env, timeouts[-1] if timeouts else START_TIMEOUT,
+                           roles)
         if name == "status":
             return pool_status(directory, env)
         return pool_down(directory, env)
-    except (PoolError, ConfigError, SecurityError, ValueError) as err:
+    except (PoolError, ConfigError, SecurityError, CertificateError, ValueError) as err:
         print(f"roost pool {name}: {err}", file=sys.stderr)
         return 1
 
 
 # --- up ---
 
-def pool_up(directory: str, env: dict, timeout: float) -> int:
+@frozen
+class PoolRoles:
+    """``-role`` and ``-interface`` of ``roost pool up``: None for a personal pool."""
+
+    roles: str | None = None
+    interface: str | None = None
+
+
+def pool_up(directory: str, env: dict, timeout: float, roles: PoolRoles = PoolRoles()) -> int:
     """Start the pool in ``directory`` (unless one runs there) and publish its address file."""
     directory = os.path.abspath(os.path.expanduser(directory))
     user_pool_file(env)  # a broken user config is reported before anything starts
@@ -117,14 +144,17 @@ def pool_up(directory: str, env: dict, timeout: float) -> int:
         return 0
     for name, pid in stop_orphans(directory):
         print(f"stopped {name} (pid {pid}), left running by a master that died")
-    config_file = prepare_pool_dir(directory, env)
+    config_file = prepare_pool_dir(directory, env, roles)
     facts = _start_master(directory, config_file, env, timeout)
     _publish(directory, facts, env)
     print(f"pool up in {directory}: collector at {facts['collector']}, master pid {facts['master_pid']}")
+    if remembered_roles(directory, roles).roles:
+        print("add a host: run `roost pool join-token --role execute` (or submit) here, "
+              "and `roost pool join STRING` on the new host")
     return 0
 
 
-def prepare_pool_dir(directory: str, env: Mapping[str, str]) -> str:
+def prepare_pool_dir(directory: str, env: Mapping[str, str], roles: PoolRoles = PoolRoles()) -> str:
     """Make the pool's directories, key, tokens and config; the config file's path.
 
     Raises:
@@ -138,13 +168,14 @@ def prepare_pool_dir(directory: str, env: Mapping[str, str]) -> str:
     except OSError as exc:
         raise PoolError(f"cannot make the pool directory {directory}: {exc.strerror or exc}") from None
     config_file = os.path.join(directory, "config")
-    try:
-        with open(config_file, "w", encoding="utf-8") as out:
-            out.write(pool_config_text(directory))
-    except OSError as exc:
-        raise PoolError(f"cannot write {config_file}: {exc.strerror or exc}") from None
+    _write_config(config_file, pool_config_text(directory))
     config = Config.load(config_file, env=_pool_env(env, config_file))
-    key = ensure_signing_key(config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""))
+    key_file = config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", "")
+    key = ensure_signing_key(key_file)
+    roles = remembered_roles(directory, roles)
+    if roles.roles:
+        _write_role_config(directory, config_file, os.path.dirname(os.path.abspath(key_file)), roles)
+        config = Config.load(config_file, env=_pool_env(env, config_file))
     domain = config.param("TRUST_DOMAIN") or "pool"
     user = env.get("USER") or getpass.getuser()
     write_token(user_token_file(directory), issue_token(key, f"{user}@{domain}", USER_SCOPES, issuer=domain))
@@ -153,11 +184,49 @@ def prepare_pool_dir(directory: str, env: Mapping[str, str]) -> str:
     return config_file
 
 
-def pool_config_text(directory: str) -> str:
-    """The config a personal pool in ``directory`` runs with."""
+def remembered_roles(directory: str, given: PoolRoles) -> PoolRoles:
+    """``given`` when it names roles (and it is remembered in the directory), else the
+    roles an earlier ``roost pool up -role`` left there, else none.
+
+    Raises:
+        PoolError: the remembered roles cannot be read or written.
+    """
+    path = os.path.join(directory, ROLES_FILE_NAME)
+    try:
+        if given.roles:
+            parse_roles(given.roles)  # refuse a bad -role before anything is written
+            write_atomically(path, json.dumps({"roles": given.roles, "interface": given.interface}))
+            return given
+        if not os.path.exists(path):
+            return given
+        with open(path, encoding="utf-8") as handle:
+            saved = json.load(handle)
+        return PoolRoles(saved.get("roles"), given.interface or saved.get("interface"))
+    except (OSError, ValueError, AttributeError) as exc:
+        raise PoolError(f"cannot keep the pool's roles in {path}: {exc}") from None
+
+
+def _write_role_config(directory: str, config_file: str, key_dir: str, roles: PoolRoles) -> None:
+    """Rewrite the config as a central manager's (address, roles, TLS files)."""
+    address, tls_lines = prepare_central_manager(directory, key_dir, roles.interface)
+    _write_config(config_file, pool_config_text(
+        directory, central_manager_config(parse_roles(roles.roles or ""), address, tls_lines)))
+
+
+def _write_config(config_file: str, text: str) -> None:
+    try:
+        with open(config_file, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise PoolError(f"cannot write {config_file}: {exc.strerror or exc}") from None
+
+
+def pool_config_text(directory: str, role_lines: str = "use ROLE : Personal\n") -> str:
+    """The config a pool in ``directory`` runs with: a personal pool's, unless
+    ``role_lines`` say otherwise (a central manager's, from ``-role``)."""
     execute = root_execute_dir(directory)
-    return (f"# Written by `roost pool up`; rewritten at each start.\n"
-            f"use ROLE : Personal\n"
+    return ("# Written by `roost pool up`; rewritten at each start.\n"
+            + role_lines +
             f"LOCAL_DIR = {directory}\n"
             f"POOL_ADDRESS_FILE = $(LOCAL_DIR)/{POOL_FILE_NAME}\n"
             + (f"# started by root: jobs run as other accounts, which may not enter $(LOCAL_DIR)\n"
@@ -208,10 +277,14 @@ def _start_master(directory: str, config_file: str, env: Mapping[str, str], time
 
 
 def _publish(directory: str, facts: dict, env: Mapping[str, str]) -> None:
-    """Write the user's pool address file, so clients with no configuration find this pool."""
+    """Write the user's pool address file, so clients with no configuration find this
+    pool (and, for a pool serving TLS, the CA to check its daemons against)."""
     path = user_pool_file(env)
     if path:
-        write_pool_file(path, {**facts, "dir": directory, "token_file": user_token_file(directory)})
+        config_file = os.path.join(directory, "config")
+        ca_file = Config.load(config_file, env=_pool_env(env, config_file)).param("AUTH_SSL_SERVER_CAFILE", "")
+        write_pool_file(path, {**facts, "dir": directory, "token_file": user_token_file(directory),
+                               **({"ca_file": ca_file} if ca_file else {})})
 
 
 def user_pool_file(env: Mapping[str, str]) -> str:
@@ -235,11 +308,23 @@ def _running_facts(directory: str) -> dict | None:
     facts = read_pool_file(os.path.join(directory, POOL_FILE_NAME))
     if not facts or facts.get("error") or not facts.get("master"):
         return None
+    _trust_pool_ca(directory)
     try:
         answer = BlockingClient(facts["master"], timeout=5).call(PING)
     except (Unreachable, RemoteError, ValueError):
         return None
     return facts if isinstance(answer, dict) and answer.get("pid") == facts.get("master_pid") else None
+
+
+def _trust_pool_ca(directory: str) -> None:
+    """Check the daemons of the pool in ``directory`` against its CA, when it serves TLS
+    (a central manager started with ``-role``) and this process trusts no CA yet."""
+    ca_file, _ = authority_paths(os.path.join(directory, "passwords.d"))
+    config_file = os.path.join(directory, "config")
+    if os.path.exists(config_file):
+        ca_file = Config.load(config_file, env={}).param("AUTH_SSL_SERVER_CAFILE", "") or ca_file
+    if os.path.exists(ca_file) and client_trust() is None:
+        use_client_trust(PoolTrust.from_file(ca_file))
 
 
 def _pool_dir(directory: str | None, env: Mapping[str, str]) -> str:
