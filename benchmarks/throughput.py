@@ -5,12 +5,18 @@ Prints jobs per second from submit to the last Terminated event of the user log,
 the schedd's and startd's CPU seconds per job. The baseline, measured in the same
 run, is the same jobs started directly as subprocesses two at a time (what the pool
 adds on top of fork and exec).
+
+With ``--hosts`` (root only) the same jobs then run through a pool of four hosts made
+as network namespaces on this machine (tests/support/netns.py: a central manager, a
+submit host and two execute hosts of one CPU each, so 2 slots as on loopback), and the
+multi-host figures are printed beside the loopback ones as ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import json
 import os
 import subprocess
 import sys
@@ -64,13 +70,14 @@ def wait_for_terminated(log: str, count: int, timeout: float, began: float) -> f
     return first_execute if first_execute is not None else 0.0
 
 
-def run_phase(env: dict, work: str, name: str, text: str, count: int, procs: dict, timeout: float) -> None:
+def run_phase(submit, work: str, name: str, text: str, count: int, procs: dict, timeout: float) -> float:
+    """Submit ``count`` jobs of ``text`` with ``submit(path)`` and wait for them all; jobs/s."""
     path = os.path.join(work, f"{name}.sub")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
     before = {n: cpu_seconds(p) for n, p in procs.items()}
     began = time.monotonic()
-    subprocess.run([*ROOST, "submit", path], env=env, cwd=work, check=True, capture_output=True)
+    submit(path)
     first = wait_for_terminated(os.path.join(work, f"{name}.log"), count, timeout, began)
     elapsed = time.monotonic() - began
     cpu = {n: (cpu_seconds(p) - before[n]) / count for n, p in procs.items()}
@@ -108,12 +115,28 @@ queue {count}
 """
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--true-jobs", type=int, default=500)
-    parser.add_argument("--transfer-jobs", type=int, default=200)
-    parser.add_argument("--timeout", type=float, default=900)
-    args = parser.parse_args()
+def prepare_work(work: str) -> None:
+    """The transfer jobs' input file, script and output directory."""
+    with open(os.path.join(work, "input.dat"), "wb") as handle:
+        handle.write(os.urandom(1 << 20))
+    with open(os.path.join(work, "copy.sh"), "w") as handle:
+        handle.write("#!/bin/sh\ncp input.dat output.dat\n")
+    os.chmod(os.path.join(work, "copy.sh"), 0o755)
+    os.makedirs(os.path.join(work, "out"))
+
+
+def run_both_phases(submit, work: str, procs: dict, args: argparse.Namespace) -> tuple[float, float]:
+    """The /bin/true and the transfer phase in ``work``; their jobs/s."""
+    prepare_work(work)
+    true_rate = run_phase(submit, work, "true", TRUE_JOBS.format(count=args.true_jobs), args.true_jobs,
+                          procs, args.timeout)
+    transfer_rate = run_phase(submit, work, "transfer", TRANSFER_JOBS.format(count=args.transfer_jobs),
+                              args.transfer_jobs, procs, args.timeout)
+    return true_rate, transfer_rate
+
+
+def loopback_pool(args: argparse.Namespace) -> tuple[float, float]:
+    """Both phases through a personal pool on 127.0.0.1; their jobs/s."""
     work = tempfile.mkdtemp(prefix="roost-throughput-")
     home = os.path.join(work, "home")
     os.makedirs(home)
@@ -124,24 +147,55 @@ def main() -> None:
     pool_dir = os.path.join(work, "pool")
     roost(env, "pool", "up", "--dir", pool_dir)
     try:
-        import json
         facts = json.loads(open(os.path.join(pool_dir, "pool.json")).read())
         procs = daemon_processes(facts["master_pid"])
-        with open(os.path.join(work, "input.dat"), "wb") as handle:
-            handle.write(os.urandom(1 << 20))
-        with open(os.path.join(work, "copy.sh"), "w") as handle:
-            handle.write("#!/bin/sh\ncp input.dat output.dat\n")
-        os.chmod(os.path.join(work, "copy.sh"), 0o755)
-        os.makedirs(os.path.join(work, "out"))
-        true_rate = run_phase(env, work, "true", TRUE_JOBS.format(count=args.true_jobs), args.true_jobs,
-                              procs, args.timeout)
+
+        def submit(path: str) -> None:
+            subprocess.run([*ROOST, "submit", path], env=env, cwd=work, check=True, capture_output=True)
+        rates = run_both_phases(submit, work, procs, args)
         base = direct_baseline(["/bin/true"], args.true_jobs)
         print(f"baseline: /bin/true run directly, 2 at a time: {base:.0f} jobs/s; "
-              f"pool/direct = {true_rate / base:.3f}")
-        run_phase(env, work, "transfer", TRANSFER_JOBS.format(count=args.transfer_jobs), args.transfer_jobs,
-                  procs, args.timeout)
+              f"pool/direct = {rates[0] / base:.3f}")
+        return rates
     finally:
         roost(env, "pool", "down", "--dir", pool_dir)
+
+
+HOSTS = {"cm": ["CentralManager"], "submit": ["Submit"], "exec1": ["Execute"], "exec2": ["Execute"]}
+
+
+def namespace_pool(args: argparse.Namespace) -> tuple[float, float]:
+    """Both phases through a four-host pool made of network namespaces; their jobs/s."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tests.support.netns import netns_pool, why_no_namespaces
+
+    reason = why_no_namespaces()
+    if reason:
+        raise SystemExit(f"--hosts: {reason}")
+    with netns_pool(HOSTS, {"NUM_CPUS": "1", "MEMORY": "1024"}) as pool:
+        work = tempfile.mkdtemp(prefix="roost-throughput-hosts-", dir=pool.base)
+        os.chmod(work, 0o755)
+
+        def submit(path: str) -> None:
+            pool.roost("submit", "submit", path, cwd=work)
+        return run_both_phases(submit, work, {}, args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--true-jobs", type=int, default=500)
+    parser.add_argument("--transfer-jobs", type=int, default=200)
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--hosts", action="store_true",
+                        help="also run the jobs through a four-host pool of network namespaces (root)")
+    args = parser.parse_args()
+    print("loopback personal pool:")
+    loop_true, loop_transfer = loopback_pool(args)
+    if args.hosts:
+        print("four hosts (network namespaces):")
+        hosts_true, hosts_transfer = namespace_pool(args)
+        print(f"hosts/loopback: /bin/true jobs {hosts_true / loop_true:.2f}x, "
+              f"transfer jobs {hosts_transfer / loop_transfer:.2f}x")
 
 
 if __name__ == "__main__":
