@@ -1,6 +1,7 @@
 """A pool on four hosts (network namespaces on this machine): a central manager, a
 submit host and two execute hosts, each with its own address in 198.18.0.0/15, its
-own host name and its own master. Jobs with input and output files submitted on the
+own host name and its own master; the central manager started with `roost pool up
+-role central-manager`, the others added with `roost pool join`, every link TLS. Jobs with input and output files submitted on the
 submit host run on both execute hosts; `roost status`, `roost status -master` and
 `roost pool status` on the submit host see every host."""
 
@@ -59,12 +60,12 @@ def machines(pool) -> set[str]:
 
 
 def test_every_host_has_its_own_address(hosts):
-    """Each daemon advertises its host's 198.18 address, the collector on port 9618."""
+    """Each daemon advertises its host's 198.18 address, the collector on port 9618 with TLS."""
     out = hosts.roost("submit", "status", "-af", "Machine", "StartdIpAddr").stdout
     for name in ("exec1", "exec2"):
         assert f"{name} <{hosts[name].address}:" in out
     collector = hosts.roost("submit", "status", "-collector", "-af", "MyAddress").stdout.strip()
-    assert collector == f"<{hosts['cm'].address}:9618>"
+    assert collector == f"<{hosts['cm'].address}:9618?tls=1>"
     schedd = hosts.roost("submit", "status", "-schedd", "-af", "ScheddIpAddr").stdout.strip()
     assert schedd.startswith(f"<{hosts['submit'].address}:")
 

@@ -1,11 +1,21 @@
 """A pool of several hosts on one machine, for integration tests: each host is a Linux
 network namespace the test makes, with its own address from 198.18.0.0/15 (the
 benchmarking range), its own host name (a UTS namespace), its own state directory and
-config, and its own master. The hosts' links meet on a bridge living in one more
-namespace of the test's own, so nothing is added outside the namespaces the test made.
+its own master. The hosts' links meet on a bridge living in one more namespace of the
+test's own, so nothing is added outside the namespaces the test made.
 
-``netns_pool(tmp, {"cm": ["CentralManager"], "submit": ["Submit"], ...})`` is the
-whole of it; every master is stopped, every namespace deleted, whatever happens.
+The pool is built the way an administrator builds one: the central manager runs
+``roost pool up -role central-manager[,...] -interface ADDRESS`` (the pool CA, TLS,
+the collector on 9618), and every other host joins with the string
+``roost pool join-token --role execute|submit`` printed there, through
+``roost pool join STRING``. No host but the central manager ever holds the pool
+signing key: the users' token is issued on the central manager (``roost token
+create`` for ``root@POOL``) and only that token file is copied to the other hosts.
+What a test adds to a host's config goes in its ``config.d/`` (read after the config
+that ``pool up`` rewrites at each start and ``pool join`` writes).
+
+``netns_pool({"cm": ["CentralManager"], "submit": ["Submit"], ...})`` is the whole of
+it; every master is stopped, every namespace deleted, whatever happens.
 ``cut(host)``/``restore(host)`` take one host's link down and up again.
 
 Namespace names carry a random tag per pool, so parallel runs and the leftovers of a
@@ -24,13 +34,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 from attrs import frozen
 
-from daemoncore.security import ensure_signing_key, issue_token, load_signing_key, write_token
 from tests.support.waiting import wait_for
 
 #: The first three octets of every host address; host number n gets .n+1 (the bridge has none).
@@ -47,6 +57,10 @@ QUICK_KNOBS = {
     "NEGOTIATOR_CYCLE_DELAY": "1", "SCHEDD_INTERVAL": "2", "MASTER_BACKOFF_CONSTANT": "0",
     "COLLECTOR_SWEEP_INTERVAL": "1",
 }
+#: ``roost pool up -role`` and ``roost pool join-token --role`` names of the config roles.
+ROLE_NAMES = {"centralmanager": "central-manager", "submit": "submit", "execute": "execute"}
+#: The file of a host's ``config.d`` holding what the test adds.
+TEST_CONFIG = "50-test.conf"
 
 
 def why_no_namespaces() -> str | None:
@@ -86,8 +100,14 @@ class Host:
 
     @property
     def config_file(self) -> Path:
-        """The host's config file (``ROOST_CONFIG`` of everything run on it)."""
+        """The host's config file (``ROOST_CONFIG`` of everything run on it), written by
+        ``roost pool up`` or ``roost pool join``."""
         return self.directory / "config"
+
+    @property
+    def test_config_file(self) -> Path:
+        """What the test adds to the host's config, in its ``config.d``."""
+        return self.directory / "config.d" / TEST_CONFIG
 
     @property
     def user_token_file(self) -> Path:
@@ -98,6 +118,15 @@ class Host:
     def log_dir(self) -> Path:
         """The host's daemon logs."""
         return self.directory / "log"
+
+    @property
+    def is_central_manager(self) -> bool:
+        """True for the host running the collector."""
+        return any(role.lower() == "centralmanager" for role in self.roles)
+
+    def role_names(self) -> list[str]:
+        """The host's roles as ``roost pool`` spells them (``central-manager``, ``submit``, ``execute``)."""
+        return [ROLE_NAMES[role.lower()] for role in self.roles]
 
     def env(self) -> dict:
         """The environment of a process on this host: its config, home and token only."""
@@ -114,30 +143,11 @@ class Host:
                 "sh", "-c", 'hostname "$0" && exec "$@"', self.name, *argv]
 
 
-def host_config_text(host: Host, central_manager: Host, execute_dir: Path,
-                     extra: Mapping[str, str]) -> str:
-    """The config of ``host``: its roles, the central manager's address, its own address."""
+def added_config_text(extra: Mapping[str, str]) -> str:
+    """A ``config.d`` file setting ``extra`` after the quick intervals of a test pool."""
     knobs = {**QUICK_KNOBS, **extra}
-    return (f"LOCAL_DIR = {host.directory}\n"
-            f"POOL_ADDRESS_FILE = $(LOCAL_DIR)/pool.json\n"
-            f"use ROLE : {', '.join(host.roles)}\n"
-            f"CONDOR_HOST = {central_manager.address}\n"
-            f"NETWORK_INTERFACE = {host.address}\n"
-            f"TRUST_DOMAIN = {central_manager.namespace}\n"
-            f"EXECUTE = {execute_dir}\n"
+    return ("# Added by the test's multi-host pool (tests/support/netns.py).\n"
             + "".join(f"{name} = {value}\n" for name, value in knobs.items()))
-
-
-def give_credentials(pool_keys: Path, domain: str, host: Host) -> None:
-    """Give ``host`` the pool's signing key (the files of ``pool_keys``, the pool's
-    ``passwords.d``) and a token for the pool's user, by copying.
-
-    The one place that hands out identities: when `roost pool join` exists, a host
-    will get its own identity through it instead."""
-    keys = host.directory / "passwords.d"
-    shutil.copytree(pool_keys, keys)
-    key = load_signing_key(str(keys / "POOL"))
-    write_token(str(host.user_token_file), issue_token(key, f"root@{domain}", USER_SCOPES, issuer=domain))
 
 
 class NetnsPool:
@@ -147,10 +157,17 @@ class NetnsPool:
         self.base = base
         self.hosts = hosts
         self.bridge_namespace = bridge_namespace
-        self.masters: dict[str, subprocess.Popen] = {}
+        #: host -> pid of its running master
+        self.masters: dict[str, int] = {}
+        self._children: dict[str, subprocess.Popen] = {}
 
     def __getitem__(self, name: str) -> Host:
         return self.hosts[name]
+
+    @property
+    def central_manager(self) -> Host:
+        """The first host with the CentralManager role."""
+        return next(host for host in self.hosts.values() if host.is_central_manager)
 
     # --- running things on a host ---
 
@@ -169,42 +186,90 @@ class NetnsPool:
         """Run the `roost` command line on ``host``."""
         return self.run(host, [*ROOST, *args], **options)
 
+    # --- building the pool ---
+
+    def bring_up_central_manager(self) -> None:
+        """``roost pool up -role ... -interface ADDRESS`` on the central manager, then a
+        token for the pool's user issued there (``root@POOL``), copied to every other host."""
+        cm = self.central_manager
+        self.roost(cm.name, "pool", "up", "-dir", str(cm.directory), "-role", ",".join(cm.role_names()),
+                   "-interface", cm.address, timeout=90)
+        self.masters[cm.name] = self._master_pid(cm.name)
+        pool_user = cm.directory / "tokens" / "pool-user"
+        self.roost(cm.name, "token", "create", "-identity", f"root@{cm.namespace}",
+                   *(arg for scope in USER_SCOPES for arg in ("-scope", scope)), "-out", str(pool_user))
+        for host in self.hosts.values():
+            if host is not cm:
+                shutil.copyfile(pool_user, host.user_token_file)
+                host.user_token_file.chmod(0o600)
+
+    def join_string(self, role: str, *args: str) -> str:
+        """A join string for one host of ``role`` (execute or submit), from the central manager."""
+        cm = self.central_manager
+        return self.roost(cm.name, "pool", "join-token", "--role", role, "--dir", str(cm.directory),
+                          *args).stdout.strip()
+
+    def join(self, host: str) -> None:
+        """``roost pool join`` on ``host`` with a fresh join string for its role."""
+        where = self.hosts[host]
+        roles = where.role_names()
+        if len(roles) != 1 or roles[0] not in ("execute", "submit"):
+            raise ValueError(f"{host}: a host joins as execute or submit, not {'+'.join(where.roles)}")
+        self.roost(host, "pool", "join", self.join_string(roles[0]), "--dir", str(where.directory), timeout=90)
+        self.masters[host] = self._master_pid(host)
+
     # --- masters ---
 
     def start(self, host: str) -> None:
-        """Start ``host``'s master (detached, as `roost pool up` starts one)."""
+        """Start ``host``'s master again after :meth:`stop`: ``roost pool up`` on the
+        central manager (it remembers its roles), the master itself on a joined host
+        (as its service manager would). The first start of a host is its ``pool up`` or join."""
         where = self.hosts[host]
+        if where.is_central_manager:
+            self.roost(host, "pool", "up", "-dir", str(where.directory), timeout=90)
+            self.masters[host] = self._master_pid(host)
+            return
+        (where.directory / "pool.json").unlink(missing_ok=True)
         with open(where.log_dir / "MasterLog.stderr", "ab") as stderr:
-            self.masters[host] = subprocess.Popen(
+            child = subprocess.Popen(
                 where.command(MASTER), env=where.env(), cwd=where.directory, stdin=subprocess.DEVNULL,
                 stdout=stderr, stderr=stderr, start_new_session=True)
+        self._children[host] = child
+        self.masters[host] = child.pid
+
+    def _master_pid(self, host: str) -> int:
+        facts = _pool_facts(self.hosts[host])
+        if not isinstance(facts.get("master_pid"), int):
+            raise AssertionError(f"{host} has no running master (its pool file: {facts})")
+        return facts["master_pid"]
 
     def wait_ready(self, host: str, seconds: float = 60) -> None:
         """Wait until ``host``'s master reports every daemon up (its pool file names them)."""
-        pool_file = self.hosts[host].directory / "pool.json"
-        master = self.masters[host]
+        where = self.hosts[host]
+        pid = self.masters[host]
 
         def ready() -> bool:
-            if master.poll() is not None:
-                raise AssertionError(f"the master of {host} exited with {master.returncode}: "
-                                     f"{_tail(self.hosts[host].log_dir / 'MasterLog.stderr')}")
-            facts = json.loads(pool_file.read_text()) if pool_file.exists() else {}
+            if not _alive(pid):
+                raise AssertionError(f"the master of {host} (pid {pid}) exited: "
+                                     f"{_tail(where.log_dir / 'MasterLog.stderr')}")
+            facts = _pool_facts(where)
             if facts.get("error"):
                 raise AssertionError(f"the daemons of {host} did not come up: {facts['error']}")
-            return bool(facts.get("daemons"))
+            return facts.get("master_pid") == pid and bool(facts.get("daemons"))
         wait_for(ready, seconds, f"every daemon of {host} answering")
 
     def stop(self, host: str) -> None:
         """Stop ``host``'s master with SIGTERM (SIGKILL after the stop timeout)."""
-        master = self.masters.pop(host, None)
-        if master is None or master.poll() is not None:
+        pid = self.masters.pop(host, None)
+        child = self._children.pop(host, None)
+        if pid is None:
             return
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            master.kill()
-            master.wait(5)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        if not _wait_gone(pid, child, STOP_TIMEOUT):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid, child, 5)
 
     # --- the network ---
 
@@ -215,6 +280,36 @@ class NetnsPool:
     def restore(self, host: str) -> None:
         """Bring ``host``'s link back up."""
         _ip("-n", self.bridge_namespace, "link", "set", self.hosts[host].bridge_port, "up")
+
+
+def _pool_facts(host: Host) -> dict:
+    """The host's pool file (written by its master), or {} while there is none."""
+    try:
+        facts = json.loads((host.directory / "pool.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return facts if isinstance(facts, dict) else {}
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_gone(pid: int, child: subprocess.Popen | None, seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``pid`` to end (reaping ``child``, our own process, if given)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if child is not None:
+            child.poll()
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _tail(path: Path) -> str:
@@ -268,10 +363,13 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
                start: bool = True,
                host_config: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[NetnsPool]:
     """A pool of hosts named and given roles by ``roles`` (``{"cm": ["CentralManager"]}``);
-    the first host holding ``CentralManager`` is the central manager. ``extra_config``
-    is added to every host's config, ``host_config[name]`` to that host's alone. Every
-    master is started (unless ``start`` is false) and ready before the pool is yielded,
-    and everything is torn down afterwards, even when the test fails.
+    the first host holding ``CentralManager`` is the central manager, every other host
+    has one role, Submit or Execute, and joins it. ``extra_config`` is added to every
+    host's config, ``host_config[name]`` to that host's alone. Unless ``start`` is false
+    the central manager is brought up and every other host joined, each master ready,
+    before the pool is yielded (with ``start`` false, the test does that itself:
+    :meth:`NetnsPool.bring_up_central_manager`, :meth:`NetnsPool.join`). Everything is
+    torn down afterwards, even when the test fails.
     """
     skip_without_namespaces()
     tag = secrets.token_hex(3)
@@ -280,28 +378,21 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
     hosts = {name: Host(name=name, namespace=f"roost-{tag}-{index}", address=f"{SUBNET}.{index + 2}",
                         roles=tuple(given), directory=base / name, bridge_port=f"h{index}")
              for index, (name, given) in enumerate(roles.items())}
-    managers = [host for host in hosts.values() if any(r.lower() == "centralmanager" for r in host.roles)]
+    managers = [host for host in hosts.values() if host.is_central_manager]
     if not managers:
         raise ValueError("a pool of hosts needs one host with the CentralManager role")
     bridge_namespace = f"roost-{tag}-br"
     pool = NetnsPool(base, hosts, bridge_namespace)
     try:
         _make_network(bridge_namespace, list(hosts.values()))
-        pool_keys = base / "passwords.d"
-        pool_keys.mkdir(mode=0o700)
-        ensure_signing_key(str(pool_keys / "POOL"))
         for host in hosts.values():
-            for sub in ("log", "spool", "home", "tokens"):
-                (host.directory / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
-            host.directory.chmod(0o700)
-            execute = base / f"{host.name}-execute"
-            execute.mkdir(mode=0o755)
-            knobs = {**(extra_config or {}), **(host_config or {}).get(host.name, {})}
-            host.config_file.write_text(host_config_text(host, managers[0], execute, knobs))
-            give_credentials(pool_keys, managers[0].namespace, host)
+            _prepare_host(host, base, {**(extra_config or {}), **(host_config or {}).get(host.name, {}),
+                                       **({"TRUST_DOMAIN": managers[0].namespace} if host is managers[0] else {})})
         if start:
-            for name in sorted(hosts, key=lambda n: hosts[n] is not managers[0]):
-                pool.start(name)
+            pool.bring_up_central_manager()
+            for name, host in hosts.items():
+                if host is not managers[0]:
+                    pool.join(name)
             for name in hosts:
                 pool.wait_ready(name)
         yield pool
@@ -312,3 +403,16 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
         shutil.rmtree(base, ignore_errors=True)
         if problems:
             print("multi-host pool teardown: " + "; ".join(problems), file=sys.stderr)
+
+
+def _prepare_host(host: Host, base: Path, extra: Mapping[str, str]) -> None:
+    """The host's directory with what the test adds to its config (its sandboxes under
+    ``base``, so they go with the pool) and an empty config, which `pool up` or
+    `pool join` writes (everything run on the host names it in ``ROOST_CONFIG``)."""
+    for sub in ("log", "home", "tokens", "config.d"):
+        (host.directory / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
+    host.directory.chmod(0o700)
+    execute = base / f"{host.name}-execute"
+    execute.mkdir(mode=0o755)
+    host.config_file.write_text("# written by `roost pool up` or `roost pool join`\n")
+    host.test_config_file.write_text(added_config_text({"EXECUTE": str(execute), **extra}))
