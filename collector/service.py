@@ -10,6 +10,7 @@ from twisted.logger import Logger
 
 from collector.joining import JoinRoutes
 from collector.metrics import CollectorMetrics
+from collector.revocations import RevocationRoutes
 from collector.routes import CollectorRoutes
 from collector.store import AdStore
 from daemoncore.config import Config
@@ -31,6 +32,7 @@ class CollectorService(DaemonService):
                  revocation_path: str | None = None) -> None:
         super().__init__(settings, reactor, key)
         self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority, revocation_path)
+        self._revocations = RevocationRoutes(revocation_path, reactor)
         self.store = AdStore(reactor, default_lifetime=settings.ad_lifetime)
         self.metrics = CollectorMetrics(self.store)
         self._routes = CollectorRoutes(self.store, self.metrics)
@@ -39,7 +41,7 @@ class CollectorService(DaemonService):
         self._sweeper.clock = reactor
 
     def handlers(self) -> dict:
-        return {**self._routes.handlers(), **self._joins.handlers()}
+        return {**self._routes.handlers(), **self._joins.handlers(), **self._revocations.handlers()}
 
     def own_ad(self) -> dict:
         ad = super().own_ad()

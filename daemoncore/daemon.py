@@ -31,7 +31,7 @@ from daemoncore.security.tls_settings import TlsSettings
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, Address, parse_address
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
-from daemoncore.wire.collector_routes import ADVERTISE
+from daemoncore.wire.collector_routes import ADVERTISE, REVOCATIONS
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from daemoncore.wire.sharing import sharing_cooperator
@@ -181,6 +181,20 @@ class DaemonService(service.MultiService):
         joined the pool, the token it was given (``startd@hostB``)."""
         return self.credentials.daemon_token(f"{self.settings.daemon_type.lower()}@{self.settings.trust_domain}",
                                              lifetime or self.settings.ad_lifetime, self.reactor.seconds())
+
+    def revocation_source(self) -> Callable[[str], Deferred] | None:
+        """Where this daemon reads the pool's revocations: None for the pool's revocation
+        file (the central manager's daemons and a personal pool's, which hold the signing
+        key), else the collector, asked with this daemon's token (a host that joined)."""
+        if self.key is not None or not self.settings.collector_host or self.settings.daemon_type == "COLLECTOR":
+            return None
+
+        def fetch(_path: str) -> Deferred:
+            client = AsyncClient(self.settings.collector_host, token=self.daemon_token(),
+                                 timeout=self.settings.request_timeout,
+                                 **({"http": self._http} if self._http is not None else {}))
+            return client.call(REVOCATIONS).addCallback(lambda answer: answer.get("text"))
+        return fetch
 
     # --- lifecycle ---
 

@@ -102,7 +102,8 @@ def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list
 
     try:
         daemon = build(settings, reactor, config)
-        daemon.addService(watcher_from_config(config, reactor, settings.update_interval))
+        daemon.addService(watcher_from_config(config, reactor, settings.update_interval,
+                                              read=daemon.revocation_source()))
     except (ConfigError, SecurityError) as exc:
         print(f"roost {daemon_type.lower()}: {exc}", file=sys.stderr)
         return 2

@@ -80,14 +80,15 @@ class RevocationWatcher(service.Service):
             _log.failure("revocations unchanged: reading {path} failed", failure, path=self.path)
 
 
-def watcher_from_config(config, clock, interval: float,
-                        holder: RevocationHolder = PROCESS_REVOCATIONS) -> RevocationWatcher:
+def watcher_from_config(config, clock, interval: float, holder: RevocationHolder = PROCESS_REVOCATIONS,
+                        read: FileReader | None = None) -> RevocationWatcher:
     """The watcher of a daemon: ``SEC_TOKEN_REVOCATION_EXPR`` and the pool's revocation
-    file, re-read every ``interval`` (the daemon's ``UPDATE_INTERVAL``).
+    file, re-read every ``interval`` (the daemon's ``UPDATE_INTERVAL``); ``read`` fetches
+    the file's text from elsewhere (a joined host's daemons ask the central manager).
 
     Raises:
         RevocationError: ``SEC_TOKEN_REVOCATION_EXPR`` does not parse (the daemon refuses to start).
     """
     expression = config.param("SEC_TOKEN_REVOCATION_EXPR")
     holder.replace(revocations_from(expression, None, ""))
-    return RevocationWatcher(holder, clock, interval, revocation_file(config), expression)
+    return RevocationWatcher(holder, clock, interval, revocation_file(config), expression, read)

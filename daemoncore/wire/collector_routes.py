@@ -23,3 +23,6 @@ JOIN = Route("join", "POST", "/v1/join", level="JOIN")
 JOIN_CA = Route("join_ca", "GET", "/v1/join/ca", level=None)
 # no body; a host-bound DAEMON identity (startd@hostB) revokes its own token; answer: {"revoked": jti}
 LEAVE = Route("leave", "POST", "/v1/join/leave", level="DAEMON")
+# answer: {"text": the pool's revocation file, or null}; the daemons of hosts that joined
+# fetch it every UPDATE_INTERVAL (see daemoncore.security.revocation_watch)
+REVOCATIONS = Route("revocations", "GET", "/v1/revocations", level="DAEMON")
