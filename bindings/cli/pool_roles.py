@@ -19,6 +19,7 @@ from daemoncore.security.tls import (
     load_authority,
     write_host_certificate,
 )
+from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, Address
 
 #: The roles ``-role`` accepts, as they are written in ``use ROLE :``; the central
 #: manager must be among them (submit and execute hosts join an existing pool).
@@ -75,8 +76,9 @@ def prepare_central_manager(directory: str, key_dir: str, interface: str | None)
 
 def central_manager_config(roles: list[str], address: str, tls_lines: str) -> str:
     """The config lines that make a pool directory a central manager at ``address``
-    (NETWORK_INTERFACE comes before ``use ROLE``, which would otherwise choose ``*``)."""
+    (NETWORK_INTERFACE comes before ``use ROLE``, which would otherwise choose ``*``;
+    CONDOR_HOST says TLS, so the command line on this host speaks it to the collector)."""
     return (f"NETWORK_INTERFACE = {address}\n"
             f"use ROLE : {', '.join(roles)}\n"
-            f"CONDOR_HOST = {address}\n"
+            f"CONDOR_HOST = {Address(address, DEFAULT_COLLECTOR_PORT, tls=True).url()}\n"
             + tls_lines)

@@ -23,5 +23,6 @@ def test_the_interface_is_set_before_the_roles_choose_one():
     central manager names itself as CONDOR_HOST."""
     text = central_manager_config(["CentralManager"], "198.18.0.2", "AUTH_SSL_SERVER_CAFILE = /x\n")
     lines = text.splitlines()
-    assert lines[:3] == ["NETWORK_INTERFACE = 198.18.0.2", "use ROLE : CentralManager", "CONDOR_HOST = 198.18.0.2"]
+    assert lines[:3] == ["NETWORK_INTERFACE = 198.18.0.2", "use ROLE : CentralManager",
+                         "CONDOR_HOST = https://198.18.0.2:9618"]
     assert lines[-1] == "AUTH_SSL_SERVER_CAFILE = /x"
