@@ -209,14 +209,17 @@ class NetnsPool:
         return self.roost(cm.name, "pool", "join-token", "--role", role, "--dir", str(cm.directory),
                           *args).stdout.strip()
 
-    def join(self, host: str) -> None:
-        """``roost pool join`` on ``host`` with a fresh join string for its role."""
+    def join(self, host: str, join_string: str | None = None) -> subprocess.CompletedProcess:
+        """``roost pool join`` on ``host`` with ``join_string`` (default: a fresh one for
+        its role); what the command printed."""
         where = self.hosts[host]
         roles = where.role_names()
         if len(roles) != 1 or roles[0] not in ("execute", "submit"):
             raise ValueError(f"{host}: a host joins as execute or submit, not {'+'.join(where.roles)}")
-        self.roost(host, "pool", "join", self.join_string(roles[0]), "--dir", str(where.directory), timeout=90)
+        done = self.roost(host, "pool", "join", join_string or self.join_string(roles[0]),
+                          "--dir", str(where.directory), timeout=90)
         self.masters[host] = self._master_pid(host)
+        return done
 
     # --- masters ---
 
