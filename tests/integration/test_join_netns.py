@@ -22,7 +22,7 @@ import pytest
 
 from daemoncore.security import ensure_signing_key, issue_token, write_token
 from daemoncore.security.joining import decode_join_string, encode_join_string
-from tests.support.netns import QUICK_KNOBS, netns_pool
+from tests.support.netns import QUICK_KNOBS, alive, netns_pool
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -187,14 +187,7 @@ def test_a_host_that_left_is_refused_within_one_update_interval(pool):
     assert refused["status"] == 401, refused
     assert refused["seconds"] <= UPDATE_INTERVAL + SLACK, refused
     assert "revoked" in refused["message"], refused
-    assert not _running(master)
+    assert not alive(master)
     wait_for(lambda: "exec2" not in pool.roost("cm", "status", "-af", "Machine").stdout.split(), 10,
              "exec2's slots gone from the collector")
 
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False

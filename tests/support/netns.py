@@ -252,7 +252,7 @@ class NetnsPool:
         pid = self.masters[host]
 
         def ready() -> bool:
-            if not _alive(pid):
+            if not alive(pid):
                 raise AssertionError(f"the master of {host} (pid {pid}) exited: "
                                      f"{_tail(where.log_dir / 'MasterLog.stderr')}")
             facts = _pool_facts(where)
@@ -294,7 +294,7 @@ def _pool_facts(host: Host) -> dict:
     return facts if isinstance(facts, dict) else {}
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie counts as gone)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
@@ -309,7 +309,7 @@ def _wait_gone(pid: int, child: subprocess.Popen | None, seconds: float) -> bool
     while time.monotonic() < deadline:
         if child is not None:
             child.poll()
-        if not _alive(pid):
+        if not alive(pid):
             return True
         time.sleep(0.05)
     return False
