@@ -144,7 +144,13 @@ def pool_up(directory: str, env: dict, timeout: float, roles: PoolRoles = PoolRo
         return 0
     for name, pid in stop_orphans(directory):
         print(f"stopped {name} (pid {pid}), left running by a master that died")
-    config_file = prepare_pool_dir(directory, env, roles)
+    if joined_host(directory):
+        if roles.roles:
+            raise PoolError(f"{directory} belongs to a host that joined a pool (`roost pool join`): it keeps "
+                            f"the roles it joined with; `roost pool leave` first to start it as something else")
+        config_file = os.path.join(directory, "config")  # written by `roost pool join`: kept as it is
+    else:
+        config_file = prepare_pool_dir(directory, env, roles)
     facts = _start_master(directory, config_file, env, timeout)
     _publish(directory, facts, env)
     print(f"pool up in {directory}: collector at {facts['collector']}, master pid {facts['master_pid']}")
@@ -152,6 +158,15 @@ def pool_up(directory: str, env: dict, timeout: float, roles: PoolRoles = PoolRo
         print("add a host: run `roost pool join-token --role execute` (or submit) here, "
               "and `roost pool join STRING` on the new host")
     return 0
+
+
+def joined_host(directory: str) -> bool:
+    """Whether ``directory`` is the pool directory of a host that joined a pool: it holds
+    the pool's public key and daemon token but no signing key (`roost pool join` wrote
+    it), so `roost pool up` starts it again with the config the join wrote."""
+    keys = os.path.join(directory, "passwords.d")
+    return (os.path.exists(os.path.join(keys, "POOL.pub")) and not os.path.exists(os.path.join(keys, "POOL"))
+            and os.path.exists(os.path.join(directory, "config")))
 
 
 def prepare_pool_dir(directory: str, env: Mapping[str, str], roles: PoolRoles = PoolRoles()) -> str:

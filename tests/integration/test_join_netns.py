@@ -172,6 +172,21 @@ def test_a_token_of_another_pool_is_refused(pool, tmp_path):
     assert ours["status"] == 200, ours
 
 
+def test_a_joined_host_starts_again_with_roost_pool_up(pool):
+    """After its master stops, `roost pool up -dir` on exec1 starts it with the config the
+    join wrote (no signing key there, the same identity), and its slots come back."""
+    config = (pool["exec1"].directory / "config").read_text()
+    pool.stop("exec1")
+    wait_for(lambda: "exec1" not in pool.roost("cm", "status", "-af", "Machine").stdout.split(), 30,
+             "exec1's slots gone from the collector")
+    done = pool.roost("exec1", "pool", "up", "-dir", str(pool["exec1"].directory), timeout=90)
+    assert "collector at" in done.stdout, done.stdout
+    assert (pool["exec1"].directory / "config").read_text() == config
+    assert not (pool["exec1"].directory / "passwords.d" / "POOL").exists()
+    wait_for(lambda: "exec1" in pool.roost("cm", "status", "-af", "Machine").stdout.split(), 30,
+             "exec1's slots advertised again")
+
+
 def test_a_host_that_left_is_refused_within_one_update_interval(pool):
     """`roost pool leave` on exec2: its master stops, its slots leave the collector, and
     the collector answers its token with 401 within one UPDATE_INTERVAL."""
