@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from attrs import frozen
+
 from daemoncore.security import AuthorizationLevel, Identity, verify_token
-from daemoncore.security.errors import TokenRevokedError
+from daemoncore.security.errors import MalformedTokenError, TokenRevokedError, TokenSignatureError
 from daemoncore.security.revocation_watch import PROCESS_REVOCATIONS, RevocationHolder
 from daemoncore.wire.errors import Forbidden, Unauthenticated
 
@@ -47,6 +49,52 @@ def authenticate(authorization: str | None, verify: TokenVerifier | None, level:
     try:
         return verify(token)
     except Exception as exc:  # any failure of the verifier means "not authenticated"
+        raise Unauthenticated(f"token rejected: {exc}") from None
+
+
+#: Verifier failures that mean "a token of another pool" (not this pool's key or kind),
+#: as opposed to this pool's own token expired or revoked, which a capability never excuses.
+FOREIGN_TOKEN_ERRORS = (TokenSignatureError, MalformedTokenError)
+
+
+@frozen
+class CapabilityHolder:
+    """A caller admitted on a route by its capability (see ``Route.capability``) because
+    its token is another pool's: the starter of a flocked job holding the token of the
+    pool it runs in. It holds no authorization level, so any further ``require`` fails;
+    the route's handler must check the capability itself."""
+
+    capability: str
+    why: str
+
+    @property
+    def name(self) -> str:
+        """How logs and refusals name the caller."""
+        return f"a holder of a {self.capability} with another pool's token"
+
+    def allows(self, level: AuthorizationLevel) -> bool:
+        """Never: the capability stands in for a token only on its own route."""
+        return False
+
+
+def authenticate_or_capability(authorization: str | None, verify: TokenVerifier | None, level: str,
+                               capability: str) -> object:
+    """The identity behind the request's token, or, when the token is well-formed but
+    another pool's, a :class:`CapabilityHolder` for ``capability`` (which the caller has
+    presented; the handler checks it).
+
+    Raises:
+        Unauthenticated: no token, no verifier, or a token of this pool that is expired
+            or revoked.
+    """
+    token = bearer_token(authorization)
+    if token is None or verify is None:
+        return authenticate(authorization, verify, level)
+    try:
+        return verify(token)
+    except FOREIGN_TOKEN_ERRORS as exc:
+        return CapabilityHolder(capability, str(exc))
+    except Exception as exc:  # any other failure of the verifier means "not authenticated"
         raise Unauthenticated(f"token rejected: {exc}") from None
 
 

@@ -4,7 +4,7 @@ JSON form (:mod:`daemoncore.wire.adcodec`); job ids are ``"cluster.proc"`` strin
 
 from __future__ import annotations
 
-from daemoncore.wire.route import Route
+from daemoncore.wire.route import CAPABILITY_HEADERS, Route
 
 # body: {"cluster_ad": ad, "proc_ads": [ad, ...]}  (the shape Submit.clusters() gives)
 #    or {"description": text, "itemdata": [ {...}, ...] | null, "count": n, "iwd": path}
@@ -35,15 +35,16 @@ RESOURCE_REQUESTS = Route("resource_requests", "POST", "/v1/negotiate/requests",
 MATCHES = Route("matches", "POST", "/v1/negotiate/matches", level="DAEMON")
 
 # A starter reporting on its job, authorised by the job's transfer key (header
-# X-Roost-Transfer-Key) on top of a DAEMON token.
+# X-Roost-Transfer-Key) on top of a DAEMON token; the starter of a job flocked to
+# another pool holds that pool's token, which the key stands in for (capability).
 # GET input: answer is the input tar stream (transfer.send_input)
-JOB_INPUT = Route("job_input", "GET", "/v1/jobs/{job_id}/input", level="DAEMON")
+JOB_INPUT = Route("job_input", "GET", "/v1/jobs/{job_id}/input", level="DAEMON", capability="transfer_key")
 # POST output: body is the output tar stream (transfer.send_output)
-JOB_OUTPUT = Route("job_output", "POST", "/v1/jobs/{job_id}/output", level="DAEMON")
+JOB_OUTPUT = Route("job_output", "POST", "/v1/jobs/{job_id}/output", level="DAEMON", capability="transfer_key")
 # POST update: {"event": "execute"|"usage"|"exit"|"evicted"|"hold", "attrs": {...}}
 #   exit attrs: ExitCode, ExitBySignal, ExitSignal, RemoteUserCpu, RemoteSysCpu,
 #               ImageSize, ResidentSetSize, MemoryUsage, RemoteWallClockTime
 #   hold attrs: HoldReason, HoldReasonCode, HoldReasonSubCode
-JOB_UPDATE = Route("job_update", "POST", "/v1/jobs/{job_id}/update", level="DAEMON")
+JOB_UPDATE = Route("job_update", "POST", "/v1/jobs/{job_id}/update", level="DAEMON", capability="transfer_key")
 
-TRANSFER_KEY_HEADER = "X-Roost-Transfer-Key"
+TRANSFER_KEY_HEADER = CAPABILITY_HEADERS["transfer_key"]

@@ -136,11 +136,7 @@ class ApiResource(Resource):
         path = unquote(request.path.decode("utf-8", "replace"))
         method = request.method.decode("ascii", "replace").upper()
         route, params = self._find(method, path)
-        identity = None
-        if route.level is not None:
-            header = request.getHeader(b"authorization")
-            identity = auth.authenticate(header.decode("latin-1") if header else None, self._verify, route.level)
-            auth.require_level(identity, route.level, route.name)
+        identity = self._identify(route, request) if route.level is not None else None
         api_request = ApiRequest(
             route=route,
             params=params,
@@ -153,6 +149,22 @@ class ApiResource(Resource):
             headers=_visible_headers(request),
         )
         return self._handlers[route](api_request)
+
+    def _identify(self, route: Route, request: server.Request) -> object:
+        """Who calls ``route``: a token of this pool at the route's level, or, on a route
+        with a capability that the request carries, a caller with another pool's token
+        (a :class:`auth.CapabilityHolder`; the handler checks the capability)."""
+        header = request.getHeader(b"authorization")
+        authorization = header.decode("latin-1") if header else None
+        carried = route.capability_header and request.getHeader(route.capability_header.encode("ascii"))
+        if carried:
+            identity = auth.authenticate_or_capability(authorization, self._verify, route.level, route.capability)
+            if isinstance(identity, auth.CapabilityHolder):
+                return identity
+        else:
+            identity = auth.authenticate(authorization, self._verify, route.level)
+        auth.require_level(identity, route.level, route.name)
+        return identity
 
     def _find(self, method: str, path: str) -> tuple[Route, dict[str, str]]:
         other_methods = []
