@@ -9,11 +9,15 @@ slots (public and private ads) and submitters from the collector, charges the
 accountant for the claimed slots, asks each submitter's schedd for its resource
 requests, negotiates, and posts each schedd its matches. Any failure is logged and
 the next cycle comes anyway; time comes from the injected clock.
+
+Submitters flocked in from another pool go through the same cycle: only the token
+their schedd is called with differs (:mod:`negotiator.flocked`), and the accountant
+learns their domains are remote.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 from attrs import frozen
@@ -26,6 +30,7 @@ from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
 from negotiator.cycle import CycleResult, Submitter, negotiate
 from negotiator.errors import NegotiatorError
+from negotiator.flocked import TrustedPoolEntry, schedd_token
 from negotiator.pool_view import (
     PoolSlots,
     SubmitterTarget,
@@ -41,8 +46,17 @@ from negotiator.settings import NegotiatorSettings
 
 _log = Logger()
 
-Connect = Callable[[str], AsyncClient]
-"""Gives a client for the daemon at an address, carrying the negotiator's DAEMON token."""
+Connect = Callable[..., AsyncClient]
+"""Gives a client for the daemon at an address: ``connect(address)`` carries the
+negotiator's DAEMON token, ``connect(address, token)`` the token given (another pool's)."""
+
+TrustedPools = Callable[[], Mapping[str, TrustedPoolEntry]]
+"""The pools trusted now, by name (their entries hold the token to call their schedds with)."""
+
+
+def no_trusted_pools() -> Mapping[str, TrustedPoolEntry]:
+    """No other pool is trusted: submitters flocked in from anywhere are skipped."""
+    return {}
 
 Compute = Callable[..., Deferred]
 """Runs ``f(*args)`` and fires with its result (in a worker thread in production)."""
@@ -75,13 +89,16 @@ class CycleDriver:
     """Runs negotiation cycles on a clock. Mutable: it keeps the schedule and the last report."""
 
     def __init__(self, settings: NegotiatorSettings, accountant: Accountant, clock, connect: Connect,
-                 collector_address: Callable[[], str | None], compute: Compute = compute_here) -> None:
+                 collector_address: Callable[[], str | None], compute: Compute = compute_here,
+                 trusted_pools: TrustedPools = no_trusted_pools) -> None:
         self.settings = settings
         self.accountant = accountant
         self.clock = clock
         self._connect = connect
         self._collector_address = collector_address
         self._compute = compute
+        self._trusted_pools = trusted_pools
+        self._schedd_tokens: dict[str, str | None] = {}
         self.reports: list[CycleReport] = []
         self._next = None
         self._running: Deferred | None = None
@@ -212,7 +229,10 @@ class CycleDriver:
         submitter_ads = await collector.call(
             collector_routes.QUERY, {"constraint": self.settings.submitter_constraint}, ad_type="Submitter")
         slots, unreadable = pool_slots(public, private)
-        targets, skipped = submitter_targets(submitter_ads)
+        trusted = self._trusted_pools()
+        targets, skipped = submitter_targets(submitter_ads, trusted)
+        self._schedd_tokens = {t.schedd_address: schedd_token(t.pool, trusted) for t in targets}
+        self.accountant.note_remote_users(t.name for t in targets if t.pool is not None)
         self._demand_seen = idle_by_submitter(submitter_ads)
         problems += unreadable + skipped
         self.accountant.update_priorities(resources_in_use(slots.ads, self.settings.cycle.match.slot_weight))
@@ -232,7 +252,7 @@ class CycleDriver:
         fails is logged and its submitter sits this cycle out."""
 
         def one(target: SubmitterTarget) -> Deferred:
-            client = self._connect(target.schedd_address)
+            client = self._schedd_client(target.schedd_address)
             asked = client.call(schedd_routes.RESOURCE_REQUESTS, {"submitter": target.name})
             asked.addCallback(lambda lines: Submitter(target.name, target.schedd_address,
                                                       tuple(resource_requests(lines, target))))
@@ -250,7 +270,7 @@ class CycleDriver:
         problems += left_out
 
         def one(schedd: str, body: dict) -> Deferred:
-            sent = self._connect(schedd).call(schedd_routes.MATCHES, body)
+            sent = self._schedd_client(schedd).call(schedd_routes.MATCHES, body)
             sent.addCallback(_accepted_count)
 
             def failed(failure):
@@ -263,6 +283,12 @@ class CycleDriver:
 
         counts = await gatherResults([one(s, b) for s, b in bodies.items()]) if bodies else []
         return sum(counts)
+
+    def _schedd_client(self, address: str) -> AsyncClient:
+        """A client for a schedd of this cycle: the negotiator's own token for this
+        pool's schedds, the trusted pool's token for a schedd flocking in."""
+        token = self._schedd_tokens.get(address)
+        return self._connect(address) if token is None else self._connect(address, token)
 
 
 def _accepted_count(answer: object) -> int:

@@ -6,7 +6,9 @@ What is expected of the ads (HTCondor's attribute names):
 * a Submitter ad has ``Name`` (the submitter, ``user@domain``, also the accounting
   customer), the schedd's address in ``ScheddIpAddr`` (else ``ScheddAddress``, else
   ``MyAddress``) written ``<host:port>``, and ``IdleJobs``; a submitter whose
-  ``IdleJobs`` is 0 is not asked for requests;
+  ``IdleJobs`` is 0 is not asked for requests; one whose ``AuthenticatedIdentity``
+  (stamped by the collector) is ``flock@POOL`` belongs to that other pool, and is
+  negotiated for only when POOL is trusted here;
 * a Machine ad has ``Name``; its startd's address is ``StartdIpAddr`` (else
   ``MyAddress``); its private ad (same ``Name``) holds ``ClaimId``; a claimed slot
   charges ``AccountingGroup`` (else ``RemoteOwner``) its ``SLOT_WEIGHT``;
@@ -16,7 +18,7 @@ What is expected of the ads (HTCondor's attribute names):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from attrs import frozen
 
@@ -27,6 +29,7 @@ from daemoncore.wire.errors import BadRequest
 from daemoncore.wire.resource_request import ResourceRequest, request_from_json
 from negotiator.cycle import Match
 from negotiator.errors import NegotiatorError
+from negotiator.flocked import TrustedPoolEntry, flocking_pool_of, untrusted_reason
 
 SCHEDD_ADDRESS_ATTRIBUTES = ("ScheddIpAddr", "ScheddAddress", "MyAddress")
 STARTD_ADDRESS_ATTRIBUTES = ("StartdIpAddr", "MyAddress")
@@ -39,11 +42,13 @@ class ScheddAnswerError(NegotiatorError):
 
 @frozen
 class SubmitterTarget:
-    """A submitter to negotiate for: who, and where its schedd answers."""
+    """A submitter to negotiate for: who, where its schedd answers, and the other
+    pool it flocked in from (None for this pool's own)."""
 
     name: str
     schedd_address: str
     idle_jobs: int | None = None
+    pool: str | None = None
 
 
 @frozen
@@ -76,8 +81,10 @@ def _first_address(wire: dict, names: Sequence[str]) -> str | None:
     return None
 
 
-def submitter_targets(wires: Iterable[dict]) -> tuple[list[SubmitterTarget], list[str]]:
-    """Submitters worth asking for requests, and why the others were skipped."""
+def submitter_targets(wires: Iterable[dict], trusted: Mapping[str, TrustedPoolEntry] | None = None,
+                      ) -> tuple[list[SubmitterTarget], list[str]]:
+    """Submitters worth asking for requests, and why the others were skipped (a
+    submitter of another pool that is not in ``trusted``, by name, among them)."""
     targets, skipped = [], []
     for wire in wires:
         name = attribute(wire, "Name")
@@ -92,7 +99,13 @@ def submitter_targets(wires: Iterable[dict]) -> tuple[list[SubmitterTarget], lis
         idle = idle if isinstance(idle, int) and not isinstance(idle, bool) else None
         if idle == 0:
             continue
-        targets.append(SubmitterTarget(name, address, idle))
+        identity = attribute(wire, "AuthenticatedIdentity")
+        pool = flocking_pool_of(identity)
+        why = untrusted_reason(pool, trusted or {}) if pool is not None else None
+        if why is not None:
+            skipped.append(f"Submitter {name} at {address} (advertised by {identity}) skipped: {why}")
+            continue
+        targets.append(SubmitterTarget(name, address, idle, pool))
     targets.sort(key=lambda t: (t.name, t.schedd_address))
     return targets, skipped
 

@@ -11,6 +11,7 @@ from twisted.logger import Logger
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools
 from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
@@ -27,18 +28,22 @@ class NegotiatorService(DaemonService):
 
     def __init__(self, settings: DaemonSettings, reactor, negotiator_settings: NegotiatorSettings,
                  key: bytes | None = None, http=None, compute: Compute = compute_here,
-                 database: AccountantDatabase | None = None) -> None:
+                 database: AccountantDatabase | None = None,
+                 trusted_pools: TrustedPools = PROCESS_TRUSTED_POOLS) -> None:
         super().__init__(settings, reactor, key, http)
         self.negotiator_settings = negotiator_settings
         self.database = database if database is not None else open_database(negotiator_settings.database_file)
         self.accountant = Accountant(self.database, reactor, negotiator_settings.accountant)
         self.driver = CycleDriver(negotiator_settings, self.accountant, reactor, self.client_for,
-                                  lambda: self.settings.collector_host, compute)
+                                  lambda: self.settings.collector_host, compute,
+                                  trusted_pools=lambda: trusted_pools.current)
         self._routes = NegotiatorRoutes(self.accountant, self.driver.reschedule)
 
-    def client_for(self, address: str) -> AsyncClient:
-        """A client for the daemon at ``address`` with a fresh DAEMON token of the negotiator's."""
-        token = self.daemon_token(max(self.settings.request_timeout * 4, 300))
+    def client_for(self, address: str, token: str | None = None) -> AsyncClient:
+        """A client for the daemon at ``address`` carrying ``token`` (another pool's, to
+        call a schedd flocking in), else a fresh DAEMON token of the negotiator's."""
+        if token is None:
+            token = self.daemon_token(max(self.settings.request_timeout * 4, 300))
         extra = {"http": self._http} if self._http is not None else {}
         return AsyncClient(address, token=token, timeout=self.settings.request_timeout, **extra)
 

@@ -94,13 +94,15 @@ class InMemoryPool:
         self._stubs: dict[str, StubTreq] = {}
         self._add(COLLECTOR, CollectorRoutes(self.store, CollectorMetrics(self.store)).handlers())
 
-    def _add(self, address: str, handlers: dict) -> None:
-        resource = ApiResource(handlers, token_verifier(KEY, self.clock), clock_cooperator(self.clock))
+    def _add(self, address: str, handlers: dict, key: bytes = KEY) -> None:
+        resource = ApiResource(handlers, token_verifier(key, self.clock), clock_cooperator(self.clock))
         self._stubs[address] = StubTreq(resource)
 
-    def add_schedd(self, address: str) -> FakeSchedd:
+    def add_schedd(self, address: str, key: bytes = KEY) -> FakeSchedd:
+        """A fake schedd at ``address`` accepting tokens signed with ``key`` (another
+        pool's key for a schedd of a pool flocking here)."""
         schedd = FakeSchedd()
-        self._add(address, schedd.handlers())
+        self._add(address, schedd.handlers(), key)
         return schedd
 
     def advertise(self, ad_type: str, wire: dict, private: bool = False) -> None:
@@ -111,9 +113,11 @@ class InMemoryPool:
         self.advertise("Machine", {"MyType": "Machine", "Name": name, "ClaimId": claim_id or f"claim-{name}"},
                        private=True)
 
-    def connect(self, address: str) -> AsyncClient:
-        """A DAEMON client for ``address`` over the in-memory wire."""
-        token = issue_token(KEY, "negotiator@pool", ["DAEMON"], now=self.clock.seconds())
+    def connect(self, address: str, token: str | None = None) -> AsyncClient:
+        """A client for ``address`` over the in-memory wire with ``token``, else this
+        pool's negotiator's DAEMON token."""
+        if token is None:
+            token = issue_token(KEY, "negotiator@pool", ["DAEMON"], now=self.clock.seconds())
         return AsyncClient(address, token=token, http=self._stubs[address.strip("<>")], timeout=None)
 
     @property

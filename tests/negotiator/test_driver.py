@@ -7,12 +7,13 @@ import pytest
 from twisted.internet.defer import fail
 from twisted.internet.task import Clock
 
+from daemoncore.security import issue_token
 from daemoncore.wire.errors import Unreachable
 from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
 from negotiator.driver import CycleDriver
 from negotiator.settings import NegotiatorSettings
-from tests.negotiator.in_memory_pool import COLLECTOR, InMemoryPool, slot, submitter_ad
+from tests.negotiator.in_memory_pool import COLLECTOR, KEY, InMemoryPool, slot, submitter_ad
 
 SCHEDD = "127.0.0.1:9701"
 OTHER_SCHEDD = "127.0.0.1:9702"
@@ -261,3 +262,69 @@ def test_a_new_submit_smaller_than_the_last_cycles_demand_still_brings_a_cycle(p
         pool.settle()
     assert len(driver.reports) == 2
     pool.wait(driver.stop())
+
+
+POOL_A_KEY = b"pool-A-signing-key-0123456789abcdef"
+FLOCKED_SCHEDD = "198.18.0.3:9700"
+
+
+class _Trusted:
+    """A trusted pool entry as daemoncore.security.pool_trust keeps it (name and token)."""
+
+    def __init__(self, name: str, token: str) -> None:
+        self.name, self.token = name, token
+
+
+def _flocked_pool(pool, clock):
+    """Pool A's schedd (checking tokens with A's key) flocking alice in, and the trust entry
+    holding the token A gave this pool's negotiator."""
+    schedd = pool.add_schedd(FLOCKED_SCHEDD, key=POOL_A_KEY)
+    schedd.add_requests("alice@submitA", "alice", 2)
+    pool.advertise("Submitter", {**submitter_ad("alice@submitA", FLOCKED_SCHEDD, idle=2),
+                                 "AuthenticatedIdentity": "flock@poolA"})
+    token = issue_token(POOL_A_KEY, "negotiator@peer-3f9a", ["DAEMON"], issuer="poolA", now=clock.seconds())
+    return schedd, {"poolA": _Trusted("poolA", token)}
+
+
+def test_a_flocked_submitter_is_negotiated_with_its_pools_token(pool, accountant, clock):
+    """Pool A's schedd accepts only tokens signed by A: requests and matches reach it only
+    because the negotiator calls it with the trusted pool's token; the home schedd beside
+    it is still called with the negotiator's own; alice's domain is remembered as remote."""
+    home = pool.add_schedd(SCHEDD)
+    home.add_requests("bob@pool", "bob", 1)
+    pool.advertise("Submitter", submitter_ad("bob@pool", SCHEDD, idle=1))
+    schedd, trusted = _flocked_pool(pool, clock)
+    for n in range(3):
+        pool.add_slot(f"slot{n}@x")
+    driver = CycleDriver(NegotiatorSettings(), accountant, clock, pool.connect, lambda: COLLECTOR,
+                         trusted_pools=lambda: trusted)
+    report = pool.wait(driver.run_cycle())
+    assert report.problems == ()
+    assert (schedd.asked, len(schedd.matched())) == (["alice@submitA"], 2)
+    assert (home.asked, len(home.matched())) == (["bob@pool"], 1)
+    assert accountant.is_remote("alice@submitA") and not accountant.is_remote("bob@pool")
+
+
+def test_an_untrusted_pools_submitter_is_skipped_with_a_problem(pool, accountant, clock):
+    """With pool A not trusted (no entry), its schedd is never called and the cycle's
+    problems say why; nothing of it reaches the accountant."""
+    schedd, _trusted = _flocked_pool(pool, clock)
+    pool.add_slot("slot1@x")
+    report = pool.wait(driver_for(pool, accountant, clock).run_cycle())
+    assert schedd.asked == []
+    assert any("alice@submitA" in p and "flock@poolA" in p and "roost pool trust" in p for p in report.problems)
+    assert not accountant.is_remote("alice@submitA")
+
+
+def test_the_negotiators_own_token_is_refused_by_another_pools_schedd(pool, accountant, clock):
+    """The other pool's schedd really checks: called with this pool's token, it refuses
+    (so the test above shows the trusted token being used)."""
+    schedd, _trusted = _flocked_pool(pool, clock)
+    pool.add_slot("slot1@x")
+    own = issue_token(KEY, "negotiator@pool", ["DAEMON"], now=clock.seconds())
+    wrong = {"poolA": _Trusted("poolA", own)}
+    driver = CycleDriver(NegotiatorSettings(), accountant, clock, pool.connect, lambda: COLLECTOR,
+                         trusted_pools=lambda: wrong)
+    report = pool.wait(driver.run_cycle())
+    assert schedd.matched() == []
+    assert any("no resource requests for alice@submitA" in p for p in report.problems)
