@@ -5,17 +5,24 @@ half-life (``PRIORITY_HALFLIFE``): ``p = beta * p + (1 - beta) * in_use`` with
 ``beta = 0.5 ** (dt / halflife)``, never below 0.5. Its effective priority is the
 real priority times its priority factor; lower is better. Time comes from an
 injected clock; rows persist through :class:`negotiator.db.AccountantDatabase`.
+
+Users of other pools (flocked in) are charged by their full ``user@domain`` like
+anyone and get ``REMOTE_PRIO_FACTOR``: with ``ACCOUNTANT_LOCAL_DOMAIN`` set, every user
+of another domain is remote (HTCondor's rule); unset, the remote domains are those of
+the submitters that flocked in, remembered in the database. (A pool's own hosts each
+have their own ``UID_DOMAIN`` by default, so a single domain cannot stand for them.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 from attrs import frozen
 
 from negotiator.db import AccountantDatabase, CustomerRow
 from negotiator.errors import AccountantError
+from negotiator.flocked import user_domain
 
 MIN_PRIORITY = 0.5
 NICE_USER_PREFIX = "nice-user."
@@ -107,6 +114,7 @@ class Accountant:
         self.settings = settings or AccountantSettings()
         self._customers = database.get_customers()
         self._last_update = database.get_last_update()
+        self._remote_domains = database.get_remote_domains()
 
     # --- factors and priorities ---------------------------------------------
     def _row(self, name: str) -> CustomerRow:
@@ -127,9 +135,25 @@ class Accountant:
         group = group_of(name, s.group_names)
         if group != NO_GROUP and group in s.group_factors:
             return s.group_factors[group]
-        if s.local_domain and "@" in name and name.rsplit("@", 1)[1].lower() != s.local_domain.lower():
+        if self.is_remote(name):
             return s.remote_factor
         return s.default_factor
+
+    def is_remote(self, name: str) -> bool:
+        """Whether ``name`` is a user of another pool (see the module's docstring)."""
+        domain = user_domain(name)
+        if domain is None:
+            return False
+        if self.settings.local_domain:
+            return domain != self.settings.local_domain.lower()
+        return domain in self._remote_domains
+
+    def note_remote_users(self, names: Iterable[str]) -> None:
+        """Remember the domains of ``names``, submitters flocked in from other pools."""
+        new = {d for d in map(user_domain, names) if d is not None} - self._remote_domains
+        if new:
+            self._remote_domains |= new
+            self.database.add_remote_domains(sorted(new))
 
     def real_priority(self, name: str) -> float:
         return self._row(name).priority

@@ -11,6 +11,7 @@ from attrs import frozen
 
 CUSTOMERS = "customers"
 META = "meta"
+REMOTE_DOMAINS = "remote_domains"
 _LAST_UPDATE = "last_update"
 
 
@@ -55,6 +56,8 @@ class AccountantDatabase:
             )
         if META not in self.db.table_names():
             self.db[META].create({"key": str, "value": float}, pk="key")
+        if REMOTE_DOMAINS not in self.db.table_names():
+            self.db[REMOTE_DOMAINS].create({"domain": str}, pk="domain")
 
     def get_customers(self) -> dict[str, CustomerRow]:
         """Every customer, by name."""
@@ -73,6 +76,17 @@ class AccountantDatabase:
                 self.db[CUSTOMERS].upsert_all(records, pk="name", batch_size=500)
             if last_update is not None:
                 self.db[META].upsert({"key": _LAST_UPDATE, "value": last_update}, pk="key")
+
+    def get_remote_domains(self) -> set[str]:
+        """The user domains seen flocking in from other pools."""
+        return {row["domain"] for row in self.db[REMOTE_DOMAINS].rows}
+
+    def add_remote_domains(self, domains: Iterable[str]) -> None:
+        """Remember more user domains of other pools."""
+        records = [{"domain": d} for d in domains]
+        if records:
+            with self.db.atomic():
+                self.db[REMOTE_DOMAINS].upsert_all(records, pk="domain")
 
     def close(self) -> None:
         self.db.close()

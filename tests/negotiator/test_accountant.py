@@ -132,3 +132,51 @@ def test_settings_from_config():
     settings = AccountantSettings.from_config(config)
     assert settings.halflife == 3600 and settings.default_factor == 10
     assert settings.group_factors == {"group_x": 5.0}
+
+
+def test_users_flocked_in_get_the_remote_factor_and_keep_it(tmp_path, clock):
+    """Without ACCOUNTANT_LOCAL_DOMAIN, users of the domains that flocked in are remote
+    (REMOTE_PRIO_FACTOR, 1e7 by default), remembered across a restart; this pool's own
+    users, whatever host's domain they carry, keep the default factor."""
+    path = str(tmp_path / "accountant.db")
+    accountant = Accountant(AccountantDatabase(path), clock)
+    assert accountant.factor("alice@submit-a") == 1000.0
+    accountant.note_remote_users(["alice@Submit-A", "group_x.carol@submit-a"])
+    assert accountant.factor("alice@submit-a") == 1e7
+    assert accountant.factor("bob@submit-a") == 1e7
+    assert accountant.factor("dave@submit-b") == 1000.0
+    accountant.update_priorities({"alice@submit-a": 2})
+    [record] = [r for r in accountant.priorities() if r.name == "alice@submit-a"]
+    assert (record.factor, record.effective_priority) == (1e7, 0.5 * 1e7)
+    accountant.database.close()
+    again = Accountant(AccountantDatabase(path), clock)
+    assert again.factor("alice@submit-a") == 1e7 and again.factor("dave@submit-b") == 1000.0
+
+
+def test_local_domain_set_makes_every_other_domain_remote(tmp_path, clock):
+    """With ACCOUNTANT_LOCAL_DOMAIN, HTCondor's rule: any other domain is remote, flocked or not."""
+    settings = AccountantSettings(local_domain="Pool-B", remote_factor=50.0)
+    accountant = Accountant(AccountantDatabase(str(tmp_path / "a.db")), clock, settings)
+    assert accountant.factor("alice@pool-b") == 1000.0
+    assert accountant.factor("alice@elsewhere") == 50.0
+    assert accountant.factor("group_physics") == 1000.0
+
+
+def test_explicit_factor_and_group_factor_win_over_remote(tmp_path, clock):
+    """As in HTCondor: a factor set with -setfactor, then a group's factor, come before the remote one."""
+    settings = AccountantSettings(group_names=("group_physics",), group_factors={"group_physics": 20.0})
+    accountant = Accountant(AccountantDatabase(str(tmp_path / "a.db")), clock, settings)
+    accountant.note_remote_users(["alice@submit-a"])
+    assert accountant.factor("group_physics.alice@submit-a") == 20.0
+    accountant.set_factor("alice@submit-a", 3.0)
+    assert accountant.factor("alice@submit-a") == 3.0
+
+
+def test_remote_users_are_charged_to_their_groups_like_anyone(tmp_path, clock):
+    """A flocked group member's usage counts toward its group (so its quota) as a home user's does."""
+    settings = AccountantSettings(group_names=("group_physics",))
+    accountant = Accountant(AccountantDatabase(str(tmp_path / "a.db")), clock, settings)
+    accountant.note_remote_users(["group_physics.alice@submit-a"])
+    accountant.update_priorities({"group_physics.alice@submit-a": 2, "group_physics.bob@home": 1})
+    assert accountant.resources_in_use("group_physics") == 3
+    assert accountant.resources_in_use("group_physics.alice@submit-a") == 2
