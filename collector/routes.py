@@ -1,5 +1,6 @@
 """The collector's HTTP handlers: advertise, invalidate and query ads, over the
-store; every bad input is a 400 that changes nothing."""
+store; every bad input is a 400 that changes nothing. Every stored ad carries
+``AuthenticatedIdentity``, the identity that advertised it (as in HTCondor)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from classad import ConstraintError, compile_constraint
 from collector.adtypes import ANY, canonical_ad_type
 from collector.errors import AdNotOwned, AdRejected
 from collector.metrics import CollectorMetrics
-from collector.ownership import check_ads_owned, check_constraint_allowed
+from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check_constraint_allowed, check_withdrawal
 from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import ad_from_json
@@ -21,11 +22,13 @@ from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 
 
 class CollectorRoutes:
-    """Binds the collector's routes to one store."""
+    """Binds the collector's routes to one store; ``flock`` says which other pools'
+    schedds may advertise here."""
 
-    def __init__(self, store: AdStore, metrics: CollectorMetrics) -> None:
+    def __init__(self, store: AdStore, metrics: CollectorMetrics, flock: FlockPolicy = NO_FLOCKING) -> None:
         self._store = store
         self._metrics = metrics
+        self._flock = flock
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
@@ -48,9 +51,10 @@ class CollectorRoutes:
         if len(ads) > api.MAX_ADS_PER_UPDATE:
             raise BadRequest(f"$.ads: {len(ads)} ads is more than the {api.MAX_ADS_PER_UPDATE} one update may carry")
         now = int(self._store.clock.seconds())
-        prepared = [self._prepare(ad_type, wire, f"$.ads[{index}]", now) for index, wire in enumerate(ads)]
+        identity = getattr(request.identity, "name", None)
+        prepared = [self._prepare(ad_type, wire, f"$.ads[{index}]", now, identity) for index, wire in enumerate(ads)]
         _owned(check_ads_owned, request.identity, ad_type,
-               [(f"$.ads[{index}]", wire) for index, (_, wire) in enumerate(prepared)])
+               [(f"$.ads[{index}]", wire) for index, (_, wire) in enumerate(prepared)], self._flock)
         for parsed, wire in prepared:
             self._store.update(ad_type, parsed, wire, private=private)
         self._metrics.updates.labels(ad_type).inc(len(prepared))
@@ -67,7 +71,7 @@ class CollectorRoutes:
             names = take_list_of(body, "names", str)
             doomed = self._store.named(ad_type, names)
             for stored in doomed:
-                _owned(check_ads_owned, request.identity, stored.ad_type, [(repr(stored.name), stored.wire)])
+                _owned(check_withdrawal, request.identity, stored.ad_type, repr(stored.name), stored.wire, self._flock)
             kinds = [ad_type] if ad_type != ANY else list(self._store.counts())
             removed = sum(self._store.invalidate_names(kind, names) for kind in kinds)
         else:
@@ -94,10 +98,13 @@ class CollectorRoutes:
         found = self._store.scan(ad_type, predicate, limit, private=private)
         return StreamReply(_projected(found, projection))
 
-    def _prepare(self, ad_type: str, wire: object, where: str, now: int) -> tuple[object, dict]:
+    def _prepare(self, ad_type: str, wire: object, where: str, now: int,
+                 identity: str | None) -> tuple[object, dict]:
         if not isinstance(wire, dict):
             raise BadRequest(f"{where}: a ClassAd must be a JSON object, got {type(wire).__name__}")
-        wire = dict(wire)
+        wire = {name: value for name, value in wire.items() if name.lower() != "authenticatedidentity"}
+        if identity is not None:
+            wire["AuthenticatedIdentity"] = identity
         if wire_attribute(wire, "MyType") is None:
             wire["MyType"] = ad_type
         wire["LastHeardFrom"] = now

@@ -10,11 +10,14 @@ from twisted.logger import Logger
 
 from collector.joining import JoinRoutes
 from collector.metrics import CollectorMetrics
+from collector.ownership import NO_FLOCKING, FlockPolicy
 from collector.revocations import RevocationRoutes
 from collector.routes import CollectorRoutes
 from collector.store import AdStore
+from collector.trust import TrustRoutes
 from daemoncore.config import Config
 from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools, trust_dir
 from daemoncore.security.revocation import revocation_file
 from daemoncore.security.tls import CA_KEY_FILE, Authority, load_authority
 from daemoncore.wire.adcodec import ad_from_json
@@ -29,19 +32,22 @@ class CollectorService(DaemonService):
 
     def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None,
                  sweep_interval: float = DEFAULT_SWEEP_SECONDS, authority: Authority | None = None,
-                 revocation_path: str | None = None) -> None:
+                 revocation_path: str | None = None, trust_directory: str | None = None,
+                 flock: FlockPolicy = NO_FLOCKING) -> None:
         super().__init__(settings, reactor, key)
         self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority, revocation_path)
         self._revocations = RevocationRoutes(revocation_path, reactor)
+        self._trust = TrustRoutes(trust_directory, reactor)
         self.store = AdStore(reactor, default_lifetime=settings.ad_lifetime)
         self.metrics = CollectorMetrics(self.store)
-        self._routes = CollectorRoutes(self.store, self.metrics)
+        self._routes = CollectorRoutes(self.store, self.metrics, flock)
         self._sweep_interval = sweep_interval
         self._sweeper = task.LoopingCall(self._sweep)
         self._sweeper.clock = reactor
 
     def handlers(self) -> dict:
-        return {**self._routes.handlers(), **self._joins.handlers(), **self._revocations.handlers()}
+        return {**self._routes.handlers(), **self._joins.handlers(), **self._revocations.handlers(),
+                **self._trust.handlers()}
 
     def own_ad(self) -> dict:
         ad = super().own_ad()
@@ -82,7 +88,14 @@ def build_collector(settings: DaemonSettings, reactor, config: Config) -> Collec
     """
     sweep = config.param_duration("COLLECTOR_SWEEP_INTERVAL", DEFAULT_SWEEP_SECONDS)
     return CollectorService(settings, reactor, sweep_interval=sweep, authority=pool_authority(config),
-                            revocation_path=revocation_file(config))
+                            revocation_path=revocation_file(config), trust_directory=trust_dir(config),
+                            flock=flock_policy(config))
+
+
+def flock_policy(config: Config, trusted: TrustedPools = PROCESS_TRUSTED_POOLS) -> FlockPolicy:
+    """``FLOCK_FROM`` (the schedds of other pools allowed to advertise here), each checked
+    against the pools this process trusts now."""
+    return FlockPolicy(tuple(config.param_list("FLOCK_FROM")), lambda pool: trusted.get(pool) is not None)
 
 
 def pool_authority(config: Config) -> Authority | None:

@@ -26,12 +26,13 @@ from daemoncore.security.daemon_credentials import (
     DaemonCredentials,
     load_daemon_credentials,
 )
+from daemoncore.security.pool_trust import pools_from_wire
 from daemoncore.security.tls_server import daemon_tls
 from daemoncore.security.tls_settings import TlsSettings
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, Address, parse_address
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
-from daemoncore.wire.collector_routes import ADVERTISE, REVOCATIONS
+from daemoncore.wire.collector_routes import ADVERTISE, REVOCATIONS, TRUST
 from daemoncore.wire.daemon_routes import PING
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from daemoncore.wire.sharing import sharing_cooperator
@@ -171,9 +172,7 @@ class DaemonService(service.MultiService):
         if not self.settings.collector_host:
             _log.info("{daemon}: no COLLECTOR_HOST, not advertising", daemon=self.settings.daemon_type)
             return None
-        client = AsyncClient(self.settings.collector_host, token=self.daemon_token(), timeout=self.settings.request_timeout,
-                             **({"http": self._http} if self._http is not None else {}))
-        return client.call(ADVERTISE, {"ads": [ad]}, ad_type=self.settings.ad_type)
+        return self._collector_client().call(ADVERTISE, {"ads": [ad]}, ad_type=self.settings.ad_type)
 
     def daemon_token(self, lifetime: float | None = None) -> str:
         """A DAEMON token naming this daemon (``schedd@pool``), minted with the pool key
@@ -186,15 +185,33 @@ class DaemonService(service.MultiService):
         """Where this daemon reads the pool's revocations: None for the pool's revocation
         file (the central manager's daemons and a personal pool's, which hold the signing
         key), else the collector, asked with this daemon's token (a host that joined)."""
-        if self.key is not None or not self.settings.collector_host or self.settings.daemon_type == "COLLECTOR":
+        if not self._asks_collector():
             return None
 
         def fetch(_path: str) -> Deferred:
-            client = AsyncClient(self.settings.collector_host, token=self.daemon_token(),
-                                 timeout=self.settings.request_timeout,
-                                 **({"http": self._http} if self._http is not None else {}))
-            return client.call(REVOCATIONS).addCallback(lambda answer: answer.get("text"))
+            return self._collector_client().call(REVOCATIONS).addCallback(lambda answer: answer.get("text"))
         return fetch
+
+    def trust_source(self) -> Callable[[], Deferred] | None:
+        """Where this daemon reads the pools its pool trusts for flocking: None for the
+        central manager's ``POOL_TRUST_DIR`` (its daemons hold the signing key), else the
+        collector's ``GET /v1/trust``, asked with this daemon's token (a host that joined)."""
+        if not self._asks_collector():
+            return None
+
+        def fetch() -> Deferred:
+            return self._collector_client().call(TRUST).addCallback(pools_from_wire, "the collector's trust list")
+        return fetch
+
+    def _asks_collector(self) -> bool:
+        """Whether this daemon reads the pool's shared security state from the collector:
+        it holds no signing key (its host joined) and is not the collector."""
+        return self.key is None and bool(self.settings.collector_host) and self.settings.daemon_type != "COLLECTOR"
+
+    def _collector_client(self) -> AsyncClient:
+        return AsyncClient(self.settings.collector_host, token=self.daemon_token(),
+                           timeout=self.settings.request_timeout,
+                           **({"http": self._http} if self._http is not None else {}))
 
     # --- lifecycle ---
 

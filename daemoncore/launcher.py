@@ -16,6 +16,7 @@ from twisted.logger import FileLogObserver, Logger, formatEventAsClassicLogText,
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonSettings, ServiceFactory
 from daemoncore.security import SecurityError
+from daemoncore.security.pool_trust import trust_watcher_from_config
 from daemoncore.security.revocation_watch import watcher_from_config
 
 _log = Logger()
@@ -104,6 +105,8 @@ def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list
         daemon = build(settings, reactor, config)
         daemon.addService(watcher_from_config(config, reactor, settings.update_interval,
                                               read=daemon.revocation_source()))
+        daemon.addService(trust_watcher_from_config(config, reactor, settings.update_interval,
+                                                    fetch=daemon.trust_source()))
     except (ConfigError, SecurityError) as exc:
         print(f"roost {daemon_type.lower()}: {exc}", file=sys.stderr)
         return 2

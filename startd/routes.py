@@ -103,7 +103,8 @@ class StartdRoutes:
         return {route: self._own_slots_only(handler) for route, handler in routes.items()}
 
     def _own_slots_only(self, handler: Callable[[ApiRequest], object]) -> Callable[[ApiRequest], object]:
-        """``handler``, refusing (403) a startd identity of another host: claims are this host's."""
+        """``handler``, refusing (403) a startd identity of another host: claims are this host's.
+        A flocking pool's schedds (``flock@poolA``) are bound to no host and pass, as this pool's own do."""
         def guarded(request: ApiRequest):
             refusal = slot_refusal(request.identity, self.table.machine.hostname)
             if refusal is not None:

@@ -5,6 +5,9 @@ sign their tokens with the pool key and name the pool (``startd@pool``); a host 
 joined holds a token naming itself (``startd@hostB``, issued by the pool). Such a
 host-bound identity may advertise only its own host's ads and act only on its own
 slots; the collector and the startd ask :func:`bound_host` who that host is.
+
+A pool that flocks here holds a token this pool issued for ``flock@<its pool>``: that
+identity is bound to no host; :func:`flocking_pool` names the pool it speaks for.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from daemoncore.security.tokens import Identity
 
 #: The daemons whose identities are bound to a host when their domain names one.
 HOST_BOUND_DAEMONS = ("startd", "schedd")
+#: The user part of the identity another pool's schedds present here (``flock@poolA``).
+FLOCK_USER = "flock"
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
 
@@ -31,6 +36,19 @@ def bound_host(identity: Identity | None) -> str | None:
     if identity.issuer is None or identity.domain == identity.issuer:
         return None
     return identity.domain
+
+
+def flocking_pool(identity: Identity | None) -> str | None:
+    """The pool a ``flock@<pool>`` identity speaks for (the schedds of a pool that flocks
+    here), or None for any other identity."""
+    if identity is None or identity.user.lower() != FLOCK_USER:
+        return None
+    return identity.domain
+
+
+def flock_identity(pool: str) -> str:
+    """The identity this pool issues to the schedds of ``pool`` when it trusts it: ``flock@poolA``."""
+    return f"{FLOCK_USER}@{pool}"
 
 
 def host_identity(daemon: str, host: str, pool: str) -> str:

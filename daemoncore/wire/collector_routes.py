@@ -26,3 +26,7 @@ LEAVE = Route("leave", "POST", "/v1/join/leave", level="DAEMON")
 # answer: {"text": the pool's revocation file, or null}; the daemons of hosts that joined
 # fetch it every UPDATE_INTERVAL (see daemoncore.security.revocation_watch)
 REVOCATIONS = Route("revocations", "GET", "/v1/revocations", level="DAEMON")
+# answer: {"pools": [{"name", "collector", "ca_pem", "token", "peer_negotiator"}]}: the pools
+# this pool trusts for flocking (the central manager's POOL_TRUST_DIR); the daemons of hosts
+# that joined fetch it every UPDATE_INTERVAL (see daemoncore.security.pool_trust)
+TRUST = Route("trust", "GET", "/v1/trust", level="DAEMON")

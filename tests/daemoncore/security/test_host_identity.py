@@ -3,7 +3,17 @@
 import pytest
 
 from daemoncore.security import issue_token, verify_token
-from daemoncore.security.host_identity import bound_host, host_identity, host_of_name, same_host, slot_refusal
+from daemoncore.security.host_identity import (
+    bound_host,
+    flock_identity,
+    flocking_pool,
+    host_identity,
+    host_of_name,
+    same_host,
+    slot_refusal,
+)
+from daemoncore.security.levels import AuthorizationLevel
+from daemoncore.security.tokens import Identity
 
 KEY = b"host-identity-test-key-0123456789abcdef"
 
@@ -52,3 +62,11 @@ def test_a_startd_of_another_host_may_not_act_on_slots():
     assert slot_refusal(identity("startd@hostB"), "hostB") is None
     assert slot_refusal(identity("schedd@hostA"), "hostB") is None
     assert slot_refusal(identity("startd@pool"), "hostB") is None
+
+
+def test_a_flock_identity_names_its_pool_and_is_bound_to_no_host():
+    """flock@poolA (issued by pool B to pool A's schedds) acts for pool A, on no host in particular."""
+    flock = Identity("flock", "poolA", frozenset({AuthorizationLevel.DAEMON}), issuer="poolB")
+    assert flocking_pool(flock) == "poolA" and flock_identity("poolA") == "flock@poolA"
+    assert bound_host(flock) is None and slot_refusal(flock, "execB1") is None
+    assert flocking_pool(Identity("schedd", "hostA", frozenset(), issuer="poolA")) is None
