@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-#: The user part of the identity another pool's schedds advertise with here.
-FLOCK_USER = "flock"
+from daemoncore.security.host_identity import FLOCK_USER
 
 
 class TrustedPoolEntry(Protocol):
