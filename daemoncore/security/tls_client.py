@@ -7,6 +7,9 @@ by the pool's CA and name the host or address it connected to (checked with
 that is given no trust (the CLI, the bindings) reads ``AUTH_SSL_CLIENT_CAFILE``, else
 ``AUTH_SSL_SERVER_CAFILE``, from its configuration the first time it meets a TLS
 address (:func:`client_trust`); a daemon sets its own with :func:`use_client_trust`.
+Beside its own CA a process trusts the CA of every pool it flocks with
+(:data:`daemoncore.security.pool_trust.PROCESS_TRUSTED_POOLS`): a daemon of such a pool
+is accepted when that pool's CA signed its certificate.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
 
 from daemoncore.config import Config
+from daemoncore.security.errors import SecurityError
+from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools
 from daemoncore.security.tls import issuer_text, load_certificate_file, parse_certificate, signed_by, subject_names
 from daemoncore.security.tls_errors import PeerRefused
 from daemoncore.security.tls_settings import TlsSettings
@@ -38,6 +43,8 @@ from daemoncore.security.tls_settings import TlsSettings
 _log = Logger()
 
 NOT_POOL_CA = "certificate not signed by this pool's CA (it was issued by {issuer}; the pool's CA is {ca})"
+NOT_TRUSTED_CA = ("certificate not signed by this pool's CA nor by a trusted pool's CA (it was issued by {issuer}; "
+                  "the CAs tried are {cas})")
 HOST_MISMATCH = "host name mismatch: certificate is for {names}, connected to {host}"
 EXPIRED = "certificate of {host} expired on {when:%Y-%m-%d %H:%M} UTC"
 NOT_YET_VALID = "certificate of {host} is not valid before {when:%Y-%m-%d %H:%M} UTC (is a clock wrong?)"
@@ -75,6 +82,20 @@ def refusal_reason(peer: x509.Certificate, host: str, ca: x509.Certificate,
     return None
 
 
+def refusal_reason_among(peer: x509.Certificate, host: str, cas: tuple[x509.Certificate, ...],
+                         now: datetime.datetime | None = None) -> str | None:
+    """:func:`refusal_reason` against the first of ``cas`` (this pool's) or any other
+    (the trusted pools'): the one that signed ``peer`` judges it; none did, the
+    refusal names every CA tried."""
+    if len(cas) == 1:
+        return refusal_reason(peer, host, cas[0], now)
+    signer = next((ca for ca in cas if signed_by(peer, ca)), None)
+    if signer is None:
+        return NOT_TRUSTED_CA.format(issuer=issuer_text(peer),
+                                     cas="; ".join(ca.subject.rfc4514_string() for ca in cas))
+    return refusal_reason(peer, host, signer, now)
+
+
 def answered_in_plain_text(error_text: str) -> bool:
     """Whether an OpenSSL handshake error says the server answered without TLS."""
     text = error_text.lower()
@@ -83,10 +104,12 @@ def answered_in_plain_text(error_text: str) -> bool:
 
 @frozen
 class PoolTrust:
-    """The pool CA a client checks daemons against, and where it was read from."""
+    """The pool CA a client checks daemons against, and where it was read from; ``others``
+    are the CAs of the pools this one flocks with, trusted beside it."""
 
     ca: x509.Certificate
     source: str = "the pool CA"
+    others: tuple[x509.Certificate, ...] = ()
     _cache: dict = field(factory=dict, init=False, eq=False, repr=False)
 
     @classmethod
@@ -107,12 +130,28 @@ class PoolTrust:
         """
         return cls(parse_certificate(pem, source), source)
 
+    def with_others(self, pems: tuple[str, ...]) -> PoolTrust:
+        """This CA, trusting beside it the CAs in ``pems`` (the trusted pools'); one that
+        does not parse is left out and logged."""
+        others = []
+        for pem in pems:
+            try:
+                others.append(parse_certificate(pem.encode("ascii", "replace"), "a trusted pool's CA"))
+            except SecurityError as exc:
+                _log.warn("not trusting a pool's CA: {why}", why=exc)
+        return PoolTrust(self.ca, self.source, tuple(others))
+
+    @property
+    def authorities(self) -> tuple[x509.Certificate, ...]:
+        """Every CA trusted: this pool's first."""
+        return (self.ca, *self.others)
+
     def pem(self) -> bytes:
-        """The CA certificate, PEM."""
-        return self.ca.public_bytes(serialization.Encoding.PEM)
+        """The CA certificates, PEM (this pool's first)."""
+        return b"".join(ca.public_bytes(serialization.Encoding.PEM) for ca in self.authorities)
 
     def ssl_context(self) -> ssl.SSLContext:
-        """A client context that trusts only this CA and checks host names (made once)."""
+        """A client context that trusts only these CAs and checks host names (made once)."""
         if "ssl" not in self._cache:
             context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=self.pem().decode("ascii"))
             context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -120,16 +159,18 @@ class PoolTrust:
         return self._cache["ssl"]
 
     def twisted_options(self) -> twisted_ssl.CertificateOptions:
-        """Twisted's options trusting only this CA (one OpenSSL context for every connection)."""
+        """Twisted's options trusting only these CAs (one OpenSSL context for every connection)."""
         if "twisted" not in self._cache:
+            roots = [twisted_ssl.Certificate.loadPEM(ca.public_bytes(serialization.Encoding.PEM))
+                     for ca in self.authorities]
             self._cache["twisted"] = twisted_ssl.CertificateOptions(
-                trustRoot=twisted_ssl.Certificate.loadPEM(self.pem()),
+                trustRoot=twisted_ssl.trustRootFromCertificates(roots),
                 raiseMinimumTo=twisted_ssl.TLSVersion.TLSv1_2)
         return self._cache["twisted"]
 
     def reason_to_refuse(self, peer: x509.Certificate, host: str) -> str | None:
-        """:func:`refusal_reason` against this CA."""
-        return refusal_reason(peer, host, self.ca)
+        """:func:`refusal_reason_among` these CAs."""
+        return refusal_reason_among(peer, host, self.authorities)
 
 
 @implementer(IOpenSSLClientConnectionCreator)
@@ -199,7 +240,7 @@ class PoolTlsPolicy:
 
 # --- the process's own trust ---
 
-_PROCESS_TRUST: dict[str, PoolTrust | None] = {}
+_PROCESS_TRUST: dict[str, object] = {}
 
 
 def use_client_trust(trust: PoolTrust | None) -> None:
@@ -210,9 +251,10 @@ def use_client_trust(trust: PoolTrust | None) -> None:
         _PROCESS_TRUST["trust"] = trust
 
 
-def client_trust() -> PoolTrust | None:
-    """The CA this process checks daemons against: the one set by
-    :func:`use_client_trust`, else the file the configuration names (read once), else None.
+def client_trust(trusted: TrustedPools = PROCESS_TRUSTED_POOLS) -> PoolTrust | None:
+    """The CAs this process checks daemons against: the one set by
+    :func:`use_client_trust`, else the file the configuration names (read once), else
+    None; with the CAs of the pools in ``trusted`` beside it.
 
     Raises:
         CertificateError: the configured CA file is missing or not a certificate.
@@ -221,7 +263,13 @@ def client_trust() -> PoolTrust | None:
     if "trust" not in _PROCESS_TRUST:
         path = TlsSettings.from_config(Config.load()).client_ca_file
         _PROCESS_TRUST["trust"] = PoolTrust.from_file(path) if path else None
-    return _PROCESS_TRUST["trust"]
+    own = _PROCESS_TRUST["trust"]
+    if own is None or not trusted.current:
+        return own
+    key = (id(own), id(trusted), trusted.version)
+    if _PROCESS_TRUST.get("key") != key:
+        _PROCESS_TRUST["key"], _PROCESS_TRUST["with_pools"] = key, own.with_others(trusted.ca_pems())
+    return _PROCESS_TRUST["with_pools"]
 
 
 def unverified_peer_certificate(host: str, port: int, timeout: float) -> x509.Certificate | None:
