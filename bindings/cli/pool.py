@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from attrs import frozen
 
-from bindings.cli import pool_ca, pool_join
+from bindings.cli import pool_ca, pool_join, pool_trust
 from bindings.cli.options import CommandLine, Option, Reading, Subcommand, UsageError, run_subcommands, seconds
 from bindings.cli.pool_roles import central_manager_config, parse_roles, prepare_central_manager
 from bindings.pool import NO_POOL, default_pool_dir, read_pool_file
@@ -86,6 +86,9 @@ POOL_COMMANDS = {
     # `roost pool ca ...` has subcommands of its own: main() hands it to bindings.cli.pool_ca
     "ca": ("the pool's certificate authority (create, issue, fingerprint)",
            CommandLine("roost pool ca", "usage: roost pool ca (create | issue | fingerprint) [options]\n")),
+    # `roost pool trust ...` is bindings.cli.pool_trust's
+    "trust": ("trust another pool for flocking (offer, answer, -list, -remove)",
+              CommandLine("roost pool trust", "usage: roost pool trust [OFFER | ANSWER] [-list] [-remove NAME]\n")),
     # `roost pool join-token | join | leave` are bindings.cli.pool_join's
     **{name: (summary, CommandLine(f"roost pool {name}", "")) for name, summary in pool_join.SUMMARIES.items()},
 }
@@ -96,6 +99,8 @@ def main(argv: list[str], env: Mapping[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     if argv[:1] == ["ca"]:
         return pool_ca.main(argv[1:], env)
+    if argv[:1] == ["trust"]:
+        return pool_trust.main(argv[1:], env)
     if argv[:1] and argv[0] in pool_join.SUMMARIES:
         return pool_join.main(argv, env)
     return run_subcommands("roost pool", {

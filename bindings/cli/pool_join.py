@@ -108,7 +108,7 @@ def join_token(reading: Reading, env: dict) -> int:
         raise UsageError(f"--role is required: one of {', '.join(ROLE_DAEMONS)}")
     check_role(role.lower())
     lifetime = _duration(reading.last("-lifetime"))
-    config = _config(reading.last("-dir"), env)
+    config = pool_config(reading.last("-dir"), env)
     key_file = config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", "")
     key = load_signing_key(key_file)
     if is_shared_secret(key):
@@ -119,7 +119,7 @@ def join_token(reading: Reading, env: dict) -> int:
     if not ca_file:
         raise JoinError("this pool has no CA (AUTH_SSL_SERVER_CAFILE is not set): hosts join only over TLS; "
                         "make one with `roost pool ca create` and serve TLS on the central manager")
-    collector = _own_collector(config)
+    collector = own_collector(config)
     pool = config.param("TRUST_DOMAIN") or "pool"
     token = issue_join_token(key, role.lower(), pool, lifetime)
     ca_pem = load_certificate_file(ca_file).public_bytes(serialization.Encoding.PEM)
@@ -136,7 +136,7 @@ def _duration(text: str | None) -> float:
         raise UsageError(f"--lifetime needs a duration such as 3600, 30m or 1h, got {text!r}") from None
 
 
-def _own_collector(config: Config) -> str:
+def own_collector(config: Config) -> str:
     """The address of this central manager's collector, which must serve TLS.
 
     Raises:
@@ -188,9 +188,26 @@ def checked_authority(collector: Address, expected: str) -> bytes:
         JoinError: the collector has no CA, or another one (the message gives both fingerprints).
         Unreachable: the collector cannot be reached.
     """
+    ca = presented_authority(collector)
+    if ca is None:
+        raise JoinError(f"the collector at {collector} offers no pool CA: it cannot be joined")
+    found = fingerprint(ca.encode())
+    if found != expected:
+        raise JoinError(f"refused: the collector at {collector} presents a CA with fingerprint {found}, but the "
+                        f"join string expects {expected}; nothing was sent and the join token is unused. Check "
+                        f"that the string comes from this pool's central manager")
+    return ca.encode()
+
+
+def presented_authority(collector: Address) -> str | None:
+    """The CA certificate (PEM) the collector shows anyone at ``JOIN_CA``, unchecked, or None.
+
+    Raises:
+        Unreachable: the collector cannot be reached.
+    """
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # what is trusted is the fingerprint, checked below
+    context.verify_mode = ssl.CERT_NONE  # the caller compares the CA with what it expects
     connection = http.client.HTTPSConnection(collector.host, collector.port, timeout=CA_TIMEOUT, context=context)
     try:
         connection.request("GET", JOIN_CA.path())
@@ -201,14 +218,7 @@ def checked_authority(collector: Address, expected: str) -> bytes:
     finally:
         connection.close()
     ca = body.get("ca") if isinstance(body, dict) else None
-    if not isinstance(ca, str):
-        raise JoinError(f"the collector at {collector} offers no pool CA: it cannot be joined")
-    found = fingerprint(ca.encode())
-    if found != expected:
-        raise JoinError(f"refused: the collector at {collector} presents a CA with fingerprint {found}, but the "
-                        f"join string expects {expected}; nothing was sent and the join token is unused. Check "
-                        f"that the string comes from this pool's central manager")
-    return ca.encode()
+    return ca if isinstance(ca, str) else None
 
 
 def address_towards(collector: Address) -> str:
@@ -283,7 +293,8 @@ def leave(reading: Reading, env: dict) -> int:
     return 0
 
 
-def _config(directory: str | None, env: dict) -> Config:
+def pool_config(directory: str | None, env: dict) -> Config:
+    """The configuration of the pool directory ``directory`` (its config file), else the usual one."""
     if directory is None:
         return Config.load(env=env)
     path = os.path.join(os.path.abspath(os.path.expanduser(directory)), "config")
