@@ -233,16 +233,29 @@ def removal_done(ad: ClassAd, clock: ClockLike) -> Transition:
 
 
 def _off_machine(ad: ClassAd) -> dict[str, Any]:
-    """The job no longer runs anywhere: ``RemoteHost`` becomes ``LastRemoteHost``."""
+    """The job no longer runs anywhere: ``RemoteHost`` becomes ``LastRemoteHost`` (and the
+    ``RemotePool`` of a flocked run ``LastRemotePool``)."""
     changes: dict[str, Any] = {"RemoteHost": DELETE}
-    host = ad.evaluate("RemoteHost")
-    if type(host) is str:
-        changes["LastRemoteHost"] = host
+    changes.update(left_machine(ad))
     return changes
 
 
-def start(ad: ClassAd, execute_host: str, clock: ClockLike, slot_name: str | None = None) -> Transition:
-    """An idle job starts running on ``execute_host`` (a sinful string).
+def left_machine(ad: ClassAd) -> dict[str, Any]:
+    """The changes of a job whose run ended: ``RemoteHost`` and ``RemotePool`` (a run in
+    another pool, flocked there) become ``LastRemoteHost`` and ``LastRemotePool``."""
+    changes: dict[str, Any] = {}
+    for name in ("RemoteHost", "RemotePool"):
+        value = ad.evaluate(name) if name in ad else None
+        if type(value) is str:
+            changes[name] = DELETE
+            changes[f"Last{name}"] = value
+    return changes
+
+
+def start(ad: ClassAd, execute_host: str, clock: ClockLike, slot_name: str | None = None,
+          remote_pool: str | None = None) -> Transition:
+    """An idle job starts running on ``execute_host`` (a sinful string), in pool
+    ``remote_pool`` when it flocked to another pool (``RemotePool``).
 
     Raises:
         InvalidTransitionError: the job is not Idle.
@@ -253,6 +266,8 @@ def start(ad: ClassAd, execute_host: str, clock: ClockLike, slot_name: str | Non
     changes = _status_change(ad, JobStatus.RUNNING, now)
     changes.update(JobCurrentStartDate=now, NumJobStarts=_int_attr(ad, "NumJobStarts") + 1,
                    RemoteHost=slot_name or execute_host)
+    if remote_pool:
+        changes["RemotePool"] = remote_pool
     if "JobStartDate" not in ad:
         changes["JobStartDate"] = now
     attrs_ = {"ExecuteHost": execute_host}

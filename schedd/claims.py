@@ -47,6 +47,9 @@ class Claim:
     #: How often the startd hears that this claim is alive, and when it last did.
     alive_period: float = DEFAULT_ALIVE_INTERVAL
     alive_at: float | None = None
+    #: The other pool the slot belongs to when its match came from that pool's negotiator
+    #: (the job flocked there; the startd is called with that pool's token), else None.
+    pool: str | None = None
 
 
 def alive_period_for(lease: float, alive_interval: float = DEFAULT_ALIVE_INTERVAL) -> float:

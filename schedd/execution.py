@@ -4,8 +4,13 @@ serving the starters' input, output and update routes, reusing a claim for the
 owner's next matching job (``CLAIM_WORKLIFE``) and releasing it when none is left.
 
 Built as ``Execution(service)`` from the schedd service, which gives ``queue``,
-``clock``, ``config``, ``record(transition)``, ``daemon_client(address)`` and
-``address``; any object with those will do (the tests use a small stand-in).
+``clock``, ``config``, ``record(transition)``, ``daemon_client(address, timeout, token)``,
+``address``, ``trusted_pools`` (the pools flocked with) and ``flock_levels``; any object
+with those will do (the tests use a small stand-in).
+
+A match may come from another pool's negotiator (``negotiator@peer-<id>``, the identity
+this pool gave it): the job then flocks there, its slot is claimed with the token that
+pool gave this one, and the job carries ``RemotePool`` while it runs.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from classad import ClassAd
+from daemoncore.security.pool_trust import TrustedPool
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
 from daemoncore.wire.errors import BadRequest, NotFound, RemoteError
 from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
@@ -38,6 +45,7 @@ from schedd.claims import (
     alives_due,
     next_job_for,
 )
+from schedd.flocking import HOME_LEVEL
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
 from schedd.queue.db import RunningClaim
 from shadow.owner_rights import INPUT, as_owner, job_account
@@ -240,6 +248,10 @@ class Execution(app_service.Service):
         owner = owner_of_submitter(submitter)
         found = requests_for(self._free_idle_jobs(owner), submitter, _sinful(self.schedd.address),
                              self.extra_significant)
+        raised = self.schedd.flock_levels.negotiating(submitter, self._level_of(self._pool_of(request)),
+                                                      sum(len(each.job_ids) for each in found))
+        if raised:  # jobs were left idle at this level: advertise to the next pool soon
+            self.schedd.queue_changed()
         prefix = f"{submitter}#"
         for request_id in [key for key in self._requests if key.startswith(prefix)]:
             del self._requests[request_id]
@@ -250,6 +262,7 @@ class Execution(app_service.Service):
     def matches(self, request: ApiRequest) -> JsonReply:
         """MATCHES: pick a job for each match and start claiming its slot."""
         accepted = 0
+        pool = self._pool_of(request)
         for match in parse_matches(request.json()):
             candidates = (JobId.parse(text) for text in self._requests.get(match.request_id, ()))
             job_id = pick_job(match, candidates, self._free_ad)
@@ -259,7 +272,7 @@ class Execution(app_service.Service):
                 continue
             self._starting.add(job_id)
             accepted += 1
-            self._claim(match, job_id)
+            self._claim(match, job_id, pool)
         return JsonReply({"accepted": accepted})
 
     # --- starter routes ---
@@ -287,24 +300,41 @@ class Execution(app_service.Service):
         return shadow
 
     # --- claiming and activating ---
-    def _claim(self, match: Match, job_id: JobId) -> None:
+    def _pool_of(self, request: ApiRequest) -> TrustedPool | None:
+        """The other pool whose negotiator made ``request``, or None for this pool's."""
+        name = getattr(request.identity, "name", None)
+        return self.schedd.trusted_pools.by_negotiator(name) if name else None
+
+    def _level_of(self, pool: TrustedPool | None) -> int | None:
+        """The flock level of ``pool``'s negotiator: 0 at home, None for a pool not flocked to."""
+        if pool is None:
+            return HOME_LEVEL
+        try:
+            address = parse_address(pool.collector, default_port=DEFAULT_COLLECTOR_PORT)
+        except ValueError:
+            return None
+        return self.schedd.flock_levels.settings.level_of(address)
+
+    def _claim(self, match: Match, job_id: JobId, pool: TrustedPool | None = None) -> None:
         ad = self._free_ad(job_id, starting_ok=True)
         if ad is None:
             self._starting.discard(job_id)
             return
         body = {"claim_id": match.claim_id, "job_ad": ad_to_json(ad), "schedd_address": _sinful(self.schedd.address)}
-        claiming = self._client(match.startd_address).call(startd_routes.CLAIM, body)
+        pool_name = pool.name if pool is not None else None
+        claiming = self._client(match.startd_address, pool_name).call(startd_routes.CLAIM, body)
         owner = ad.evaluate("Owner")
-        claiming.addCallback(self._claimed, match, job_id, owner)
+        claiming.addCallback(self._claimed, match, job_id, owner, pool_name)
         claiming.addErrback(self._claim_failed, match, job_id)
 
-    def _claimed(self, answer: dict, match: Match, job_id: JobId, owner: str) -> None:
+    def _claimed(self, answer: dict, match: Match, job_id: JobId, owner: str, pool: str | None = None) -> None:
         slot_ad = ad_from_json(answer.get("slot_ad") or ad_to_json(match.slot_ad), "CLAIM answer slot_ad")
         claim = self.claims.add(Claim(
             claim_id=str(answer.get("claim_id") or match.claim_id), slot_name=str(answer.get("slot_name") or match.slot_name),
-            startd_address=match.startd_address, owner=owner, slot_ad=slot_ad, claimed_at=self.clock.seconds()))
-        _log.info("claimed {slot} at {startd} for job {job}", slot=claim.slot_name, startd=claim.startd_address,
-                  job=job_id)
+            startd_address=match.startd_address, owner=owner, slot_ad=slot_ad, claimed_at=self.clock.seconds(),
+            pool=pool))
+        _log.info("claimed {slot} at {startd} for job {job}{where}", slot=claim.slot_name,
+                  startd=claim.startd_address, job=job_id, where=f" in pool {pool}" if pool else "")
         self._activate(claim, job_id)
 
     def _claim_failed(self, failure, match: Match, job_id: JobId) -> None:
@@ -327,7 +357,8 @@ class Execution(app_service.Service):
         claim = self.claims.assign(claim.claim_id, job_id)
         claim = self.claims.update(claim.claim_id, alive_period=alive_period_for(lease, self.alive_interval)) or claim
         shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, lease,
-                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
+                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root,
+                        remote_pool=claim.pool)
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
         self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id, claim.slot_name,
@@ -336,7 +367,7 @@ class Execution(app_service.Service):
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
-        activating = self._client(claim.startd_address).call(startd_routes.ACTIVATE, body)
+        activating = self._client(claim.startd_address, claim.pool).call(startd_routes.ACTIVATE, body)
         activating.addErrback(self._activate_failed, shadow)
 
     def _presigned(self, ad: ClassAd) -> ClassAd:
@@ -367,13 +398,14 @@ class Execution(app_service.Service):
         if released is None:
             return
         _log.info("releasing {slot} at {startd}: {why}", slot=claim.slot_name, startd=claim.startd_address, why=reason)
-        calling = self._client(claim.startd_address).call(startd_routes.RELEASE, {"claim_id": claim.claim_id})
+        calling = self._client(claim.startd_address, claim.pool).call(startd_routes.RELEASE,
+                                                                      {"claim_id": claim.claim_id})
         calling.addErrback(lambda failure: _log.info("releasing {slot} failed: {why}", slot=claim.slot_name,
                                                      why=failure.getErrorMessage()))
 
     def _vacate_then_release(self, claim: Claim, reason: str) -> None:
         body = {"claim_id": claim.claim_id, "reason": reason, "graceful": True}
-        calling = self._client(claim.startd_address).call(startd_routes.VACATE, body)
+        calling = self._client(claim.startd_address, claim.pool).call(startd_routes.VACATE, body)
         calling.addBoth(lambda _: self._release(claim, reason))
 
     # --- keep-alives ---
@@ -391,7 +423,7 @@ class Execution(app_service.Service):
                 continue
             self._alive_calls.add(address)
             timeout = max(1.0, min(ALIVE_TIMEOUT, min(c.alive_period for c in claims)))
-            calling = self.schedd.daemon_client(address, timeout=timeout).call(
+            calling = self._client(address, claims[0].pool, timeout).call(
                 startd_routes.ALIVE, {"claim_ids": [c.claim_id for c in claims]})
             calling.addCallbacks(self._alive_answered, self._alive_failed, callbackArgs=(claims,),
                                  errbackArgs=(claims,))
@@ -441,8 +473,24 @@ class Execution(app_service.Service):
             return None
         return ad if status_of(ad) is JobStatus.IDLE else None
 
-    def _client(self, address: str):
-        return self.schedd.daemon_client(address)
+    def flocked_by_owner(self) -> dict[str, int]:
+        """How many of each owner's jobs run in other pools now (``FlockedJobs``)."""
+        counts: dict[str, int] = {}
+        for claim in self.claims:
+            if claim.pool is not None and claim.job_id is not None:
+                counts[claim.owner] = counts.get(claim.owner, 0) + 1
+        return counts
+
+    def _client(self, address: str, pool: str | None = None, timeout: float | None = None):
+        """A client to the startd at ``address``: with this pool's DAEMON token, or with the
+        token ``pool`` gave this pool when the slot is that pool's (a flocked job)."""
+        trusted = self.schedd.trusted_pools.get(pool) if pool is not None else None
+        if pool is not None and trusted is None:
+            _log.warn("pool {pool} is no longer trusted (roost pool trust -remove?): its startd at {startd} "
+                      "is called with this pool's own token and will refuse it", pool=pool, startd=address)
+        if trusted is None:
+            return self.schedd.daemon_client(address, timeout=timeout)
+        return self.schedd.daemon_client(address, timeout=timeout, token=trusted.token)
 
 
 __all__ = ["Execution", "lease_seconds_for", "IDLE_CONSTRAINT"]

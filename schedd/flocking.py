@@ -143,27 +143,30 @@ class FlockLevels:
         """Every level some submitter is advertised to now (``EffectiveFlockList``)."""
         return tuple(sorted({level for name in self._submitters for level in self.targets(name)}))
 
-    def negotiating(self, submitter: str, pool_level: int | None, idle: int) -> None:
+    def negotiating(self, submitter: str, pool_level: int | None, idle: int) -> bool:
         """A negotiator asked for the submitter's requests while it has ``idle`` free idle
         jobs; ``pool_level`` is that negotiator's level (0 home, None a pool not flocked
         to). When the current level's negotiator asks a second time with jobs still
-        idle, its last cycle left them over: the level goes up."""
+        idle, its last cycle left them over: the level goes up. True when it did."""
         now = self.clock.seconds()
-        state = self._state(submitter, now)
-        state = attrs.evolve(state, contacted_at=now)
+        before = self._state(submitter, now)
+        state = attrs.evolve(before, contacted_at=now)
         if pool_level == state.level and idle > 0:
             if state.asked_at_level:
                 state = self._raised(state, now)
             else:
                 state = attrs.evolve(state, asked_at_level=True)
         self._submitters[submitter] = state
+        return state.level != before.level
 
-    def update_failed(self, submitter: str, level: int) -> None:
-        """An update of the submitter's ad to the flock collector of ``level`` failed:
-        that collector is avoided for ``DEAD_COLLECTOR_MAX_AVOIDANCE_TIME`` and the
-        submitter goes one step further."""
+    def update_failed(self, submitter: str, level: int, avoid: bool = True) -> None:
+        """An update of the submitter's ad to the flock collector of ``level`` failed (or
+        could not be sent: its pool is not trusted, ``avoid`` False): the submitter goes
+        one step further, and the collector is avoided for
+        ``DEAD_COLLECTOR_MAX_AVOIDANCE_TIME``."""
         now = self.clock.seconds()
-        self._avoided_until[level] = now + self.settings.dead_collector_avoidance
+        if avoid:
+            self._avoided_until[level] = now + self.settings.dead_collector_avoidance
         state = self._state(submitter, now)
         self._submitters[submitter] = self._raised(state, now)
 

@@ -1,6 +1,7 @@
 """The schedd daemon: the durable job queue behind the user routes, the periodic
 policy pass, the user job event logs, and the Submitter and Scheduler ads it sends
-the collector every ``SCHEDD_INTERVAL`` and soon after each change. The execution
+the collector every ``SCHEDD_INTERVAL`` and soon after each change (and the Submitter
+ads to the flock collectors of ``FLOCK_TO`` that each submitter's flock level reaches). The execution
 side (``schedd.execution``), when present, runs as its child service."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from twisted.logger import Logger
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security.acting_as import ActingAsError, acting_as
+from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE, QUERY
 from daemoncore.wire.negotiator_routes import RESCHEDULE
@@ -24,6 +26,8 @@ from jobmodel.eventlog import Event, EventLogWriter, EventType
 from jobmodel.states import JobId, Transition, now_from
 from schedd.ads import scheduler_totals, submitter_ads
 from schedd.execution import Execution
+from schedd.flock_advertiser import FlockAdvertiser, flocked_ads
+from schedd.flocking import FlockLevels, FlockSettings
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.stored import decode_entries, value_in
@@ -51,6 +55,7 @@ class ScheddSettings:
     system_policy: SystemPolicy = SystemPolicy()
     history_max_jobs: int | None = None
     history_max_age: float | None = None
+    flock: FlockSettings = FlockSettings()
 
     @classmethod
     def from_config(cls, config: Config, trust_domain: str) -> "ScheddSettings":
@@ -76,6 +81,7 @@ class ScheddSettings:
             system_policy=policy,
             history_max_jobs=max_jobs or None,
             history_max_age=max_age or None,
+            flock=FlockSettings.from_config(config),
         )
 
 
@@ -107,11 +113,16 @@ class ScheddService(DaemonService):
     """A schedd: one job queue, its routes, its policy loop and its ads."""
 
     def __init__(self, settings: DaemonSettings, reactor, schedd: ScheddSettings, config: Config | None = None,
-                 key: bytes | None = None, http=None, with_execution: bool = True) -> None:
+                 key: bytes | None = None, http=None, with_execution: bool = True,
+                 trusted_pools: TrustedPools = PROCESS_TRUSTED_POOLS) -> None:
         super().__init__(settings, reactor, key, http)
         self.schedd_settings = schedd
         self.config = config if config is not None else Config.load()
         self.clock = reactor
+        self.trusted_pools = trusted_pools
+        self.flock_levels = FlockLevels(schedd.flock, reactor, settings.update_interval)
+        self.flock_advertiser = FlockAdvertiser(self.flock_levels, trusted_pools,
+                                                lambda address, token: self.daemon_client(address, token=token))
         os.makedirs(schedd.spool, exist_ok=True)
         self.queue = JobQueue(schedd.spool, reactor, history_max_jobs=schedd.history_max_jobs,
                               history_max_age=schedd.history_max_age)
@@ -206,9 +217,11 @@ class ScheddService(DaemonService):
             if self.running:
                 self._pending_advertise = self.reactor.callLater(ADVERTISE_DELAY, self._advertise_quietly)
 
-    def daemon_client(self, address: str, timeout: float | None = None) -> AsyncClient:
-        """An asynchronous client to another daemon at ``address`` with a DAEMON token."""
-        return AsyncClient(address, token=self.daemon_token(), timeout=timeout or self.settings.request_timeout,
+    def daemon_client(self, address: str, timeout: float | None = None, token: str | None = None) -> AsyncClient:
+        """An asynchronous client to another daemon at ``address`` with a DAEMON token,
+        or with ``token`` (the one another pool gave this pool, to call that pool's daemons)."""
+        return AsyncClient(address, token=token or self.daemon_token(),
+                           timeout=timeout or self.settings.request_timeout,
                            **({"http": self._http} if self._http is not None else {}))
 
     # --- event logs ---------------------------------------------------------
@@ -263,14 +276,23 @@ class ScheddService(DaemonService):
         ad["Name"] = socket.gethostname()
         ad["ScheddIpAddr"] = f"<{self.address}>"
         ad.update(scheduler_totals(self.queue.totals_by_owner()))
+        ad["TotalFlockedJobs"] = sum(self._flocked().values())
+        if self.schedd_settings.flock.collectors:
+            ad["EffectiveFlockList"] = self.flock_advertiser.effective_flock_list()
         return ad
+
+    def _flocked(self) -> dict[str, int]:
+        return self.execution.flocked_by_owner() if self.execution is not None else {}
 
     def advertise_self(self, ad: dict):
         scheduler = super().advertise_self(ad)
         if scheduler is None:
             return None
         sent = [scheduler]
-        submitters = submitter_ads(self.queue.totals_by_owner(), ad["Name"], self.address, self.schedd_settings.domain)
+        submitters = flocked_ads(submitter_ads(self.queue.totals_by_owner(), ad["Name"], self.address,
+                                               self.schedd_settings.domain), self._flocked())
+        if self.schedd_settings.flock.collectors:
+            sent.append(self.flock_advertiser.advertise(submitters))
         client = self.daemon_client(self.settings.collector_host)
         if submitters:
             sent.append(client.call(ADVERTISE, {"ads": submitters}, ad_type="Submitter"))

@@ -159,10 +159,11 @@ def record_run(ad: ClassAd, usage: Mapping[str, int | float], wall_seconds: floa
     return Transition(states.job_id_of(ad), changes)
 
 
-def started_on(ad: ClassAd, execute_host: str, clock, slot_name: str | None = None) -> Transition:
+def started_on(ad: ClassAd, execute_host: str, clock, slot_name: str | None = None,
+               remote_pool: str | None = None) -> Transition:
     """:func:`jobmodel.states.start`, also counting the shadow's start
     (``NumShadowStarts``, ``JobRunCount``)."""
-    result = states.start(ad, execute_host, clock, slot_name=slot_name)
+    result = states.start(ad, execute_host, clock, slot_name=slot_name, remote_pool=remote_pool)
     changes = dict(result.changes)
     changes["NumShadowStarts"] = _int_attr(ad, "NumShadowStarts") + 1
     changes["JobRunCount"] = _int_attr(ad, "JobRunCount") + 1
@@ -228,8 +229,11 @@ class Shadow:
 
     def __init__(self, host: ShadowHost, job_id: JobId, claim_id: str, startd_address: str, slot_name: str,
                  transfer_key: str, lease_seconds: float = DEFAULT_LEASE_SECONDS, *,
-                 s3_endpoint_url: str | None = None, staging_root: str | None = None) -> None:
+                 s3_endpoint_url: str | None = None, staging_root: str | None = None,
+                 remote_pool: str | None = None) -> None:
         self.host = host
+        #: The other pool the job runs in when it flocked there (its ``RemotePool``), else None.
+        self.remote_pool = remote_pool
         self.job_id = job_id
         self._claim_id = claim_id
         self.startd_address = startd_address
@@ -400,7 +404,7 @@ class Shadow:
     def _execute(self) -> None:
         if self._status() is JobStatus.RUNNING:
             return
-        self._apply(started_on, self.startd_address, slot_name=self.slot_name)
+        self._apply(started_on, self.startd_address, slot_name=self.slot_name, remote_pool=self.remote_pool)
 
     def _record_usage(self, usage: dict) -> None:
         self._usage.update(usage)
@@ -533,12 +537,8 @@ class Shadow:
 
 
 def _off_machine(ad: ClassAd, clock) -> Transition:
-    """The job's shadow is gone: ``RemoteHost`` becomes ``LastRemoteHost``."""
-    host = ad.evaluate("RemoteHost") if "RemoteHost" in ad else None
-    changes: dict[str, Any] = {}
-    if type(host) is str:
-        changes = {"RemoteHost": states.DELETE, "LastRemoteHost": host}
-    return Transition(states.job_id_of(ad), changes)
+    """The job's shadow is gone: ``RemoteHost`` becomes ``LastRemoteHost`` (``RemotePool``, ``LastRemotePool``)."""
+    return Transition(states.job_id_of(ad), states.left_machine(ad))
 
 
 def _sinful(address: str) -> str:

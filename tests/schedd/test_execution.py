@@ -10,6 +10,7 @@ from classad import ClassAd, ExprTree
 from daemoncore.config import Config
 from daemoncore.security import issue_token
 from daemoncore.security.accounts import current_account
+from daemoncore.security.pool_trust import TrustedPools
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.auth import token_verifier
@@ -19,6 +20,7 @@ from daemoncore.wire.server import ApiRequest, ApiResource, make_site
 from jobmodel.eventlog import EventType
 from jobmodel.states import JobId, JobStatus
 from schedd.execution import Execution, lease_seconds_for
+from schedd.flocking import FlockLevels, FlockSettings
 from shadow.shadow import maybe_call
 from tests.schedd.conftest import cluster_ad, proc_ads
 from tests.support.deferreds import resolved
@@ -74,12 +76,20 @@ class StandInSchedd:
         self.address = SCHEDD
         self.startd = RecordingStartd()
         self.recorded = []
+        self.trusted_pools = TrustedPools()
+        self.flock_levels = FlockLevels(FlockSettings.from_config(self.config), clock, 300.0)
+        self.tokens = []  # the token each startd client was made with (None: the schedd's own)
+        self.changes = 0
 
     def record(self, transition):
         self.recorded.append(transition)
 
-    def daemon_client(self, address, timeout=None):
+    def queue_changed(self):
+        self.changes += 1
+
+    def daemon_client(self, address, timeout=None, token=None):
         assert address == STARTD
+        self.tokens.append(token)
         return self.startd
 
     def events(self, job_id=None):

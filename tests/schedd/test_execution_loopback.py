@@ -22,6 +22,7 @@ import classad
 from daemoncore.config import Config
 from daemoncore.security import issue_token
 from daemoncore.security.accounts import current_account
+from daemoncore.security.pool_trust import TrustedPools
 from daemoncore.wire import schedd_routes, startd_routes
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.async_client import AsyncClient
@@ -30,6 +31,7 @@ from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from jobmodel.eventlog import Event, EventLogWriter, EventType
 from jobmodel.states import JobId, JobStatus
 from schedd.execution import Execution
+from schedd.flocking import FlockLevels, FlockSettings
 from schedd.queue import JobQueue
 from tests.support.waiting import wait_until
 from transfer import STDERR_NAME, STDOUT_NAME, input_plan, receive_input, send_output
@@ -59,6 +61,8 @@ class LoopbackSchedd:
         self.config = Config.from_text(config_text)
         self.address = "127.0.0.1:0"
         self.finished = {}
+        self.trusted_pools = TrustedPools()
+        self.flock_levels = FlockLevels(FlockSettings(), reactor, 300.0)
 
     def record(self, transition):
         event = transition.event
@@ -79,8 +83,11 @@ class LoopbackSchedd:
             found = list(self.queue.history.query(f"ClusterId == {job_id.cluster} && ProcId == {job_id.proc}"))
             return found[0] if found else None
 
-    def daemon_client(self, address):
-        return AsyncClient(address, token=token("schedd"), http=self.http, timeout=10)
+    def daemon_client(self, address, timeout=None, token_text=None):
+        return AsyncClient(address, token=token("schedd"), http=self.http, timeout=timeout or 10)
+
+    def queue_changed(self):
+        pass
 
     def when_finished(self, job_id):
         self.finished[job_id] = defer.Deferred()
