@@ -14,7 +14,7 @@ STATUS_LETTERS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 #: Attributes the tables read (the CLI projects queries to these).
 TABLE_ATTRIBUTES = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobPrio", "ImageSize", "Cmd", "Args",
                     "Arguments", "JobBatchName", "RemoteWallClockTime", "ShadowBday", "EnteredCurrentStatus",
-                    "HoldReason", "RemoteHost", "LastRemoteHost"]
+                    "HoldReason", "RemoteHost", "LastRemoteHost", "RemotePool"]
 
 
 def _get(ad, name: str, default=None):
@@ -84,11 +84,19 @@ def hold_table(ads: Iterable) -> list[str]:
     return lines
 
 
+def run_host(ad) -> str:
+    """Where a running job runs: its ``RemoteHost``, and the pool in parentheses when it
+    flocked to another pool (``RemotePool``)."""
+    host = _get(ad, "RemoteHost") or ""
+    pool = _get(ad, "RemotePool")
+    return f"{host} ({pool})" if isinstance(pool, str) and pool else str(host)
+
+
 def run_table(ads: Iterable, now: float) -> list[str]:
-    """Running jobs: ID OWNER SUBMITTED RUN_TIME HOST(S)."""
+    """Running jobs: ID OWNER SUBMITTED RUN_TIME HOST(S), a flocked job's pool beside its host."""
     lines = [" ID        OWNER            SUBMITTED     RUN_TIME HOST(S)"]
     for ad in ads:
-        host = _get(ad, "RemoteHost") or ""
+        host = run_host(ad)
         lines.append(f"{_id_cell(ad):<9} {str(_get(ad, 'Owner', '')):<14} {short_time(_get(ad, 'QDate')):>11} "
                      f"{run_time(_job_run_time(ad, now)):>12} {host}")
     return lines
