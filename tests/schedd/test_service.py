@@ -179,3 +179,20 @@ def test_scheduler_and_submitter_ads_count_jobs(schedd, call, tmp_path):
     ads = submitter_ads(schedd.queue.totals_by_owner(), "sched", "127.0.0.1:1", "pool")
     assert [(a["Name"], a["IdleJobs"], a["HeldJobs"]) for a in ads] == [("alice@pool", 3, 0), ("bob@pool", 0, 1)]
     assert ads[0]["ScheddIpAddr"] == "<127.0.0.1:1>"
+
+
+def test_scheduler_ad_says_where_it_flocks_only_when_it_flocks(schedd, tmp_path, reactor):
+    """TotalFlockedJobs is always there; EffectiveFlockList only with FLOCK_TO, empty until a submitter flocks."""
+    ad = schedd.own_ad()
+    assert ad["TotalFlockedJobs"] == 0 and "EffectiveFlockList" not in ad
+    from daemoncore.config import Config
+    from schedd.flocking import FlockSettings
+    settings = daemon_settings(tmp_path / "flocking", "SCHEDD", "Scheduler")
+    flock = FlockSettings.from_config(Config.from_text("FLOCK_TO = 198.18.1.2\nMIN_FLOCK_LEVEL = 1\n"))
+    flocking = ScheddService(settings, reactor, ScheddSettings(spool=str(tmp_path / "spool2"), flock=flock),
+                             key=KEY, with_execution=False)
+    try:
+        flocking.flock_levels.check({"alice@pool": 2})
+        assert flocking.own_ad()["EffectiveFlockList"] == "198.18.1.2:9618"
+    finally:
+        flocking.queue.close()
