@@ -30,7 +30,9 @@ from daemoncore.security import (
     verify_token,
     write_token,
 )
+from daemoncore.security.daemon_credentials import PUBLIC_KEY_KNOB
 from daemoncore.security.revocation import add_revocation, revocation_file, rule_for_identity, rule_for_token_id
+from daemoncore.security.signing_key import load_public_key, public_key_file
 from daemoncore.security.token_files import read_token_file
 
 CREATE = CommandLine("roost token create", """usage: roost token create -identity USER@DOMAIN -scope LEVEL [options]
@@ -121,7 +123,7 @@ def _create(args: Reading, config: Config, env: Mapping[str, str]) -> int:
     identity = args.last("-identity")
     scopes = [given.value for given in args.options if given.name == "-scope"]
     lifetime = _lifetime(args.last("-lifetime"))
-    key = load_signing_key(args.last("-key") or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""))
+    key = _minting_key(args.last("-key") or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""), config)
     token = issue_token(key, identity, scopes, lifetime,
                         issuer=args.last("-issuer") or config.param("TRUST_DOMAIN"), now=time.time())
     name = args.last("-token")
@@ -146,7 +148,8 @@ def _lifetime(text: str | None) -> float | None:
 def _list(args: Reading, config: Config, env: Mapping[str, str]) -> int:
     directory = args.last("-dir") or config.param("SEC_TOKEN_DIRECTORY", "")
     given_key = args.last("-key")
-    key = _optional_key(given_key or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""), required=bool(given_key))
+    key = _optional_key(given_key or config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE", ""), required=bool(given_key),
+                        public=config.param(PUBLIC_KEY_KNOB, ""))
     if env.get(TOKEN_ENV):
         print(f"# {TOKEN_ENV} is set, so clients use it instead of these files")
     found = list_tokens(directory)
@@ -161,16 +164,32 @@ def _list(args: Reading, config: Config, env: Mapping[str, str]) -> int:
     return 0
 
 
-def _optional_key(path: str, required: bool) -> bytes | None:
+def _minting_key(path: str, config: Config):
+    """The pool's signing key at ``path``; on a host that joined a pool (its public key
+    but no signing key), an error saying tokens are made on the central manager."""
+    public = config.param(PUBLIC_KEY_KNOB, "") or public_key_file(path)
+    if path and not os.path.exists(path) and os.path.exists(public):
+        raise SecurityError(f"this host joined a pool and holds only its public key ({public}), which checks "
+                            f"tokens but cannot make them: run `roost token create` on the central manager")
+    return load_signing_key(path)
+
+
+def _optional_key(path: str, required: bool, public: str = ""):
+    """The key to check tokens with: the signing key at ``path``, else the pool's public
+    key (a host that joined), else None."""
     try:
         return load_signing_key(path)
     except SecurityError:
         if required:
             raise
+    public = public or (public_key_file(path) if path else "")
+    try:
+        return load_public_key(public) if public and os.path.exists(public) else None
+    except SecurityError:
         return None
 
 
-def _row(source: str, text: str, key: bytes | None) -> tuple[str, ...]:
+def _row(source: str, text: str, key) -> tuple[str, ...]:
     try:
         claims = read_unverified(text)
     except TokenError as err:
@@ -180,9 +199,9 @@ def _row(source: str, text: str, key: bytes | None) -> tuple[str, ...]:
     return (source, claims.name, scopes, claims.issuer or "-", expires, _status(text, key))
 
 
-def _status(text: str, key: bytes | None) -> str:
+def _status(text: str, key) -> str:
     if key is None:
-        return "unverified (no signing key)"
+        return "unverified (no signing or public key)"
     try:
         verify_token(key, text, now=time.time())
     except TokenError as err:

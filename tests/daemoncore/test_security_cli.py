@@ -8,7 +8,8 @@ import stat
 import pytest
 
 from bindings.cli.token import main
-from daemoncore.security import AuthorizationLevel, create_signing_key, verify_token
+from daemoncore.security import AuthorizationLevel, create_signing_key, issue_token, verify_token, write_token
+from daemoncore.security.signing_key import public_key_pem, write_public_key
 
 
 @pytest.fixture
@@ -93,6 +94,7 @@ def test_list_without_key_marks_tokens_unverified(env, key, tmp_path, capsys):
     """Without a readable key, tokens are listed but marked unverified."""
     main(["create", "--identity", "alice@pool", "--scope", "READ", "-token", "alice"], env)
     os.remove(tmp_path / ".local/share/roost/passwords.d/POOL")
+    os.remove(tmp_path / ".local/share/roost/passwords.d/POOL.pub")
     capsys.readouterr()
     assert main(["list"], env) == 0
     assert "unverified" in capsys.readouterr().out
@@ -102,3 +104,27 @@ def test_list_empty_directory(env, capsys, tmp_path):
     """An empty or missing token directory is reported plainly."""
     assert main(["list"], env) == 0
     assert capsys.readouterr().out.strip() == f"no tokens in {tmp_path}/.config/roost/tokens.d"
+
+
+@pytest.fixture
+def joined_host(tmp_path):
+    """A host that joined a pool: the pool's public key beside where the signing key
+    would be, and no signing key; the central manager's key is elsewhere."""
+    pool_key = create_signing_key(str(tmp_path / "cm" / "POOL"))
+    write_public_key(str(tmp_path / ".local/share/roost/passwords.d/POOL.pub"), public_key_pem(pool_key))
+    return pool_key
+
+
+def test_create_on_a_joined_host_says_tokens_are_made_on_the_central_manager(env, joined_host, capsys):
+    """Without the signing key but with the public key, create explains where to run it."""
+    assert main(["create", "-identity", "alice@pool", "-scope", "READ"], env) == 1
+    assert "run `roost token create` on the central manager" in capsys.readouterr().err
+
+
+def test_list_on_a_joined_host_checks_tokens_with_the_public_key(env, joined_host, tmp_path, capsys):
+    """The pool's public key is enough to say a token is valid."""
+    directory = tmp_path / ".config/roost/tokens.d"
+    write_token(str(directory / "alice"), issue_token(joined_host, "alice@pool", ["READ"], issuer="testpool"))
+    assert main(["list"], env) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "alice@pool" in line)
+    assert row.endswith("valid") and "invalid" not in row
