@@ -184,11 +184,12 @@ class Execution(app_service.Service):
         claim = self.claims.add(Claim(
             claim_id=stored.claim_id, slot_name=stored.slot_name, startd_address=stored.startd_address,
             owner=stored.owner, slot_ad=ClassAd(), claimed_at=stored.claimed_at,
-            alive_period=alive_period_for(stored.lease, self.alive_interval), alive_at=self.clock.seconds()))
+            alive_period=alive_period_for(stored.lease, self.alive_interval), alive_at=self.clock.seconds(),
+            pool=stored.pool))
         claim = self.claims.assign(claim.claim_id, job_id)
         key = secrets.token_urlsafe(32)
         shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, stored.lease,
-                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root)
+                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root, remote_pool=claim.pool)
         shadow.disconnected = RESTARTED
         self.shadows[job_id] = shadow
         _log.info("job {job}: reconnecting to {slot} at {startd} after a restart", job=job_id, slot=claim.slot_name,
@@ -200,7 +201,7 @@ class Execution(app_service.Service):
             return
         body = {"claim_id": shadow.claim_id, "job_id": str(shadow.job_id), "transfer_key": key,
                 "schedd_address": _sinful(self.schedd.address)}
-        asking = self._client(shadow.startd_address).call(startd_routes.RECONNECT, body)
+        asking = self._client(shadow.startd_address, shadow.remote_pool).call(startd_routes.RECONNECT, body)
         asking.addCallbacks(lambda _: shadow.link_back(), self._reconnect_failed, errbackArgs=(shadow, key))
 
     def _reconnect_failed(self, failure, shadow: Shadow, key: str) -> None:
@@ -362,7 +363,8 @@ class Execution(app_service.Service):
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
         self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id, claim.slot_name,
-                                                      claim.startd_address, claim.owner, lease, claim.claimed_at))
+                                                      claim.startd_address, claim.owner, lease, claim.claimed_at,
+                                                      claim.pool))
         job_ad = self._presigned(ad).copy()
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),

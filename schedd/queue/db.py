@@ -31,7 +31,7 @@ CREATE INDEX IF NOT EXISTS history_by_time ON history (left_queue);
 CREATE TABLE IF NOT EXISTS running_claims (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, claim_id TEXT NOT NULL, slot_name TEXT NOT NULL,
     startd_address TEXT NOT NULL, owner TEXT NOT NULL, lease REAL NOT NULL, claimed_at REAL NOT NULL,
-    PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
+    pool TEXT, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
 """
 
 
@@ -48,6 +48,8 @@ class RunningClaim:
     owner: str
     lease: float
     claimed_at: float
+    #: The other pool the slot is in (a flocked job, claimed with that pool's token), else None.
+    pool: str | None = None
 
 
 @attrs.frozen
@@ -93,6 +95,8 @@ class QueueDatabase:
             self.db.enable_wal()
         self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         self.db.executescript(_SCHEMA)
+        if "pool" not in self.db["running_claims"].columns_dict:  # a queue kept by an older Roost
+            self.db.execute("ALTER TABLE running_claims ADD COLUMN pool TEXT")
 
     def close(self) -> None:
         """Close the connection."""
@@ -108,7 +112,7 @@ class QueueDatabase:
     def save_running_claim(self, claim: RunningClaim) -> None:
         """Remember the claim a job runs on (replacing an older one of the job's)."""
         with self.atomic():
-            self.db.execute("INSERT OR REPLACE INTO running_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            self.db.execute("INSERT OR REPLACE INTO running_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             attrs.astuple(claim))
 
     def delete_running_claim(self, cluster_id: int, proc_id: int) -> None:

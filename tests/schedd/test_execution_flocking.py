@@ -134,3 +134,36 @@ def test_a_flocked_starter_with_its_pools_token_and_the_key_reaches_the_schedd(e
     key = activation(schedd)["transfer_key"]
     right, _ = exchange(site, encode_request("POST", path, body, foreign, headers={KEY_HEADER: key}), clock)
     assert right.status == 200 and schedd.queue.get_job(job)["RemotePool"] == "poolB"
+
+
+def test_a_restarted_schedd_reconnects_to_a_flocked_job_with_its_pools_token(execution, schedd):
+    """The running claim remembers pool B, so after a restart RECONNECT goes with B's token
+    and the job still says where it runs."""
+    [job] = flock_one(execution, schedd)
+    update(execution, job, "execute")
+    assert [c.pool for c in schedd.queue.db.running_claims()] == ["poolB"]
+    execution.stopService()
+    schedd.tokens.clear()
+    restarted = make_execution(schedd)
+    restarted.startService()
+    assert schedd.startd.named("reconnect")
+    assert set(schedd.tokens) == {"token-from-B"}
+    assert restarted.shadows[job].remote_pool == "poolB"
+    restarted.stopService()
+
+
+def test_a_queue_kept_before_pools_were_remembered_gains_the_column(tmp_path):
+    """A running_claims table without the pool column (an older Roost's) is extended in place."""
+    import sqlite3
+
+    from schedd.queue.db import QueueDatabase
+    path = tmp_path / "queue.db"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE running_claims (cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, claim_id TEXT "
+                "NOT NULL, slot_name TEXT NOT NULL, startd_address TEXT NOT NULL, owner TEXT NOT NULL, lease REAL "
+                "NOT NULL, claimed_at REAL NOT NULL, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID")
+    old.execute("INSERT INTO running_claims VALUES (1, 0, 'c', 's', 'a', 'alice', 60, 0)")
+    old.commit()
+    old.close()
+    [claim] = QueueDatabase(str(path)).running_claims()
+    assert (claim.claim_id, claim.pool) == ("c", None)
