@@ -16,6 +16,8 @@ that ``pool up`` rewrites at each start and ``pool join`` writes).
 
 ``netns_pool({"cm": ["CentralManager"], "submit": ["Submit"], ...})`` is the whole of
 it; every master is stopped, every namespace deleted, whatever happens.
+``netns_pools({"A": {...}, "B": {...}})`` makes several such pools on one bridge (each
+with its own central manager, CA, key and name), for flocking between them.
 ``cut(host)``/``restore(host)`` take one host's link down and up again.
 
 Namespace names carry a random tag per pool, so parallel runs and the leftovers of a
@@ -361,6 +363,37 @@ def _remove_network(namespaces: list[str]) -> list[str]:
     return problems
 
 
+@frozen
+class _PoolPlan:
+    """Where one pool's hosts go: their namespaces' prefix, subnet and bridge ports' prefix."""
+
+    namespace_prefix: str
+    subnet: str
+    port_prefix: str
+
+
+def _plan_hosts(roles: Mapping[str, Sequence[str]], plan: _PoolPlan, base: Path) -> dict[str, Host]:
+    """The hosts of one pool, numbered in the order given (host n gets address .n+2)."""
+    hosts = {name: Host(name=name, namespace=f"{plan.namespace_prefix}{index}",
+                        address=f"{plan.subnet}.{index + 2}", roles=tuple(given), directory=base / name,
+                        bridge_port=f"{plan.port_prefix}{index}")
+             for index, (name, given) in enumerate(roles.items())}
+    if not any(host.is_central_manager for host in hosts.values()):
+        raise ValueError("a pool of hosts needs one host with the CentralManager role")
+    return hosts
+
+
+def _bring_up(pool: NetnsPool) -> None:
+    """The central manager up, every other host joined, every master ready."""
+    manager = pool.central_manager
+    pool.bring_up_central_manager()
+    for name, host in pool.hosts.items():
+        if host is not manager:
+            pool.join(name)
+    for name in pool.hosts:
+        pool.wait_ready(name)
+
+
 @contextlib.contextmanager
 def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, str] | None = None,
                start: bool = True,
@@ -374,35 +407,58 @@ def netns_pool(roles: Mapping[str, Sequence[str]], extra_config: Mapping[str, st
     :meth:`NetnsPool.bring_up_central_manager`, :meth:`NetnsPool.join`). Everything is
     torn down afterwards, even when the test fails.
     """
+    with netns_pools({"": roles}, extra_config, start, host_config) as pools:
+        yield pools[""]
+
+
+@contextlib.contextmanager
+def netns_pools(pools: Mapping[str, Mapping[str, Sequence[str]]], extra_config: Mapping[str, str] | None = None,
+                start: bool = True, host_config: Mapping[str, Mapping[str, str]] | None = None,
+                ) -> Iterator[dict[str, NetnsPool]]:
+    """Several pools on one bridge, as :func:`netns_pool` makes one: ``pools`` gives each
+    pool's hosts and roles by pool key (``{"A": {"cm-a": [...], ...}, "B": {...}}``), and
+    a :class:`NetnsPool` is yielded per key. Each pool has its own central manager, CA,
+    signing key and name (``TRUST_DOMAIN``, its central manager's namespace), its hosts
+    join only it, and pool number p (in the order given) takes addresses ``198.18.p.*``,
+    so every host reaches every other. Host names must differ across the pools (they are
+    the hosts' names and directories). ``extra_config`` goes to every host of every pool,
+    ``host_config[name]`` to one host.
+    """
     skip_without_namespaces()
+    if len(pools) > 100:
+        raise ValueError(f"at most 100 pools on one bridge, not {len(pools)}")
+    names = [name for roles in pools.values() for name in roles]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"host names must differ across pools: {', '.join(repeated)} appear twice")
     tag = secrets.token_hex(3)
     base = Path(tempfile.mkdtemp(prefix=f"roost-netns-{tag}-"))
     base.chmod(0o755)  # jobs run as other accounts here: they must reach their sandboxes
-    hosts = {name: Host(name=name, namespace=f"roost-{tag}-{index}", address=f"{SUBNET}.{index + 2}",
-                        roles=tuple(given), directory=base / name, bridge_port=f"h{index}")
-             for index, (name, given) in enumerate(roles.items())}
-    managers = [host for host in hosts.values() if host.is_central_manager]
-    if not managers:
-        raise ValueError("a pool of hosts needs one host with the CentralManager role")
+    single = len(pools) == 1
+    made: dict[str, NetnsPool] = {}
     bridge_namespace = f"roost-{tag}-br"
-    pool = NetnsPool(base, hosts, bridge_namespace)
+    every_host: list[Host] = []
     try:
-        _make_network(bridge_namespace, list(hosts.values()))
-        for host in hosts.values():
-            _prepare_host(host, base, {**(extra_config or {}), **(host_config or {}).get(host.name, {}),
-                                       **({"TRUST_DOMAIN": managers[0].namespace} if host is managers[0] else {})})
+        for number, (key, roles) in enumerate(pools.items()):
+            plan = (_PoolPlan(f"roost-{tag}-", SUBNET, "h") if single
+                    else _PoolPlan(f"roost-{tag}-p{number}-", f"198.18.{number}", f"p{number}h"))
+            made[key] = NetnsPool(base, _plan_hosts(roles, plan, base), bridge_namespace)
+        every_host = [host for pool in made.values() for host in pool.hosts.values()]
+        _make_network(bridge_namespace, every_host)
+        for pool in made.values():
+            manager = pool.central_manager
+            for host in pool.hosts.values():
+                _prepare_host(host, base, {**(extra_config or {}), **(host_config or {}).get(host.name, {}),
+                                           **({"TRUST_DOMAIN": manager.namespace} if host is manager else {})})
         if start:
-            pool.bring_up_central_manager()
-            for name, host in hosts.items():
-                if host is not managers[0]:
-                    pool.join(name)
-            for name in hosts:
-                pool.wait_ready(name)
-        yield pool
+            for pool in made.values():
+                _bring_up(pool)
+        yield made
     finally:
-        for name in list(pool.masters):
-            pool.stop(name)
-        problems = _remove_network([*(host.namespace for host in hosts.values()), bridge_namespace])
+        for pool in made.values():
+            for name in list(pool.masters):
+                pool.stop(name)
+        problems = _remove_network([*(host.namespace for host in every_host), bridge_namespace])
         shutil.rmtree(base, ignore_errors=True)
         if problems:
             print("multi-host pool teardown: " + "; ".join(problems), file=sys.stderr)
