@@ -108,8 +108,13 @@ def check_withdrawal(identity: Identity | None, stored_ad_type: str, where: str,
         AdNotOwned: naming the identity and the ad.
     """
     check_ads_owned(identity, stored_ad_type, [(where, wire)], flock)
-    if flocking_pool(identity) is not None and wire_attribute(wire, "AuthenticatedIdentity") != identity.name:
-        raise AdNotOwned(f"{identity.name} may withdraw only the Submitter ads it advertised, not {where}")
+    advertiser = wire_attribute(wire, "AuthenticatedIdentity")
+    name = identity.name if identity is not None else None
+    if flocking_pool(identity) is not None and advertiser != name:
+        raise AdNotOwned(f"{name} may withdraw only the Submitter ads it advertised, not {where}")
+    if isinstance(advertiser, str) and advertiser.startswith("flock@") and advertiser != name:
+        raise AdNotOwned(f"{name or 'an anonymous caller'} may not withdraw {where}: another pool's schedd "
+                         f"({advertiser}) advertised it")
 
 
 def check_constraint_allowed(identity: Identity | None) -> None:

@@ -69,16 +69,37 @@ class CollectorRoutes:
             raise BadRequest("give exactly one of $.names (a list of Names) or $.constraint (an expression)")
         if "names" in body:
             names = take_list_of(body, "names", str)
-            doomed = self._store.named(ad_type, names)
-            for stored in doomed:
-                _owned(check_withdrawal, request.identity, stored.ad_type, repr(stored.name), stored.wire, self._flock)
-            kinds = [ad_type] if ad_type != ANY else list(self._store.counts())
-            removed = sum(self._store.invalidate_names(kind, names) for kind in kinds)
+            removed = self._store.remove(self._withdrawable(request.identity, ad_type, names))
         else:
             _owned(check_constraint_allowed, request.identity)
             removed = self._store.invalidate_matching(ad_type, _compile(take(body, "constraint", str)))
         self._metrics.invalidations.labels(ad_type).inc(removed)
         return JsonReply({"invalidated": removed})
+
+    def _withdrawable(self, identity, ad_type: str, names: list[str]) -> list:
+        """The stored ads ``identity`` withdraws by these Names: of the ads holding a Name
+        (several schedds' Submitter ads may), those it may withdraw; a Name held only by
+        ads it may not withdraw refuses the whole request (nothing is removed).
+
+        Raises:
+            Forbidden: naming the identity and the ad.
+        """
+        by_name: dict[str, list] = {}
+        for stored in self._store.named(ad_type, names):
+            by_name.setdefault(stored.name, []).append(stored)
+        allowed = []
+        for held in by_name.values():
+            refusals, mine = [], []
+            for stored in held:
+                try:
+                    _owned(check_withdrawal, identity, stored.ad_type, repr(stored.name), stored.wire, self._flock)
+                    mine.append(stored)
+                except Forbidden as refused:
+                    refusals.append(refused)
+            if not mine:
+                raise refusals[0]
+            allowed += mine
+        return allowed
 
     def query(self, request: ApiRequest) -> StreamReply:
         """Stream the matching ads, projected, as NDJSON."""

@@ -33,6 +33,9 @@ class StoredAd:
     expires_at: float
     line: bytes = field(repr=False)
     keys_by_lower: dict[str, str] = field(repr=False)
+    #: What the ad is stored under: its Name, and for a Submitter ad also its ScheddName
+    #: (one user of several schedds, or of another pool flocking here, is several ads).
+    key: str = ""
 
     def project(self, lowered_names: list[str]) -> dict:
         """The ad's JSON form cut down to the named attributes (names in lower case)."""
@@ -61,6 +64,15 @@ def ad_name(wire: dict) -> str:
     if not isinstance(name, str) or not name or name.startswith("\\/Expr(") or name.startswith("/Expr("):
         raise AdRejected(f"ad has no Name string attribute (found {name!r}); the collector keys ads by Name")
     return name
+
+
+def ad_key(ad_type: str, name: str, wire: dict) -> str:
+    """The key ``wire`` (whose Name is ``name``) is stored under, as HTCondor's collector
+    keys them: by Name, and a Submitter ad by Name and ScheddName."""
+    if ad_type.lower() != "submitter":
+        return name
+    schedd = wire_attribute(wire, "ScheddName")
+    return f"{name}\x00{schedd}" if isinstance(schedd, str) else name
 
 
 def ad_lifetime(wire: dict, default: float) -> float:
@@ -94,42 +106,55 @@ class AdStore:
         """
         if ad_type == ANY:
             raise AdRejected("ads cannot be advertised as type Any; name their type")
+        name = ad_name(wire)
         stored = StoredAd(
             ad_type=ad_type,
-            name=ad_name(wire),
+            name=name,
             ad=ad,
             wire=wire,
             expires_at=self.clock.seconds() + ad_lifetime(wire, self.default_lifetime),
             line=encode_line(wire),
             keys_by_lower={key.lower(): key for key in wire},
+            key=ad_key(ad_type, name, wire),
         )
-        self._table(private).setdefault(ad_type, {})[stored.name] = stored
+        self._table(private).setdefault(ad_type, {})[stored.key] = stored
         return stored
 
     def invalidate_names(self, ad_type: str, names: list[str]) -> int:
         """Delete the ads of ``ad_type`` with these Names, public and private; the count."""
+        return self.remove(self.named(ad_type, names))
+
+    def remove(self, ads: list[StoredAd]) -> int:
+        """Delete these stored ads (as :meth:`named` found them); the count deleted."""
         removed = 0
-        for table in (self._public, self._private):
-            of_type = table.get(ad_type, {})
-            for name in names:
-                if of_type.pop(name, None) is not None:
+        for stored in ads:
+            for table in (self._public, self._private):
+                if table.get(stored.ad_type, {}).get(stored.key) is stored:
+                    del table[stored.ad_type][stored.key]
                     removed += 1
         return removed
 
     def named(self, ad_type: str, names: list[str]) -> list[StoredAd]:
-        """The stored ads of ``ad_type`` (every type for Any) with these Names, public and private."""
+        """The stored ads of ``ad_type`` (every type for Any) with these Names, public and
+        private (a Submitter Name may be held by several schedds' ads)."""
         found = []
+        wanted = set(names)
         for table in (self._public, self._private):
-            kinds = list(table) if ad_type == ANY else [ad_type]
-            found += [table[kind][name] for kind in kinds for name in names if name in table.get(kind, {})]
+            for kind in (list(table) if ad_type == ANY else [ad_type]):
+                of_type = table.get(kind, {})
+                if kind.lower() == "submitter":
+                    found += [stored for stored in of_type.values() if stored.name in wanted]
+                else:
+                    found += [of_type[name] for name in names if name in of_type]
         return found
 
     def invalidate_matching(self, ad_type: str, predicate: Predicate) -> int:
         """Delete the public ads of ``ad_type`` (every type for Any) that match, with
         their private ads; the count of ads deleted."""
-        doomed = [(stored.ad_type, stored.name) for stored in self.query(ad_type, predicate)]
-        for kind, name in doomed:
-            self.invalidate_names(kind, [name])
+        doomed = list(self.query(ad_type, predicate))
+        for stored in doomed:
+            private = self._private.get(stored.ad_type, {}).get(stored.key)
+            self.remove([stored] if private is None else [stored, private])
         return len(doomed)
 
     def query(

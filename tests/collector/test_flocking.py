@@ -106,3 +106,18 @@ def test_without_flock_from_a_collector_lets_no_pool_in(store):
     """The default policy of a collector (no FLOCK_FROM, no trusted pool) refuses every flock@ identity."""
     assert not FlockPolicy().lists("submitA.example.org")
     assert not FlockPolicy().trusts("poolA")
+
+
+def test_a_flocked_submitter_neither_replaces_nor_is_withdrawn_by_a_home_one_of_the_same_name(call):
+    """alice@pool at B's own schedd and alice@pool flocking in from A are two ads; B's schedd
+    withdrawing its alice leaves A's."""
+    home = {"Name": "alice@pool", "ScheddName": "submitB", "IdleJobs": 1}
+    assert call("/v1/ads/Submitter", {"ads": [home]}, token="DAEMON").status == 200
+    flocked = {**SUBMITTER, "Name": "alice@pool"}
+    assert call("/v1/ads/Submitter", {"ads": [flocked]}).status == 200
+    ads = call("/v1/ads/Submitter/query", {}, token="READ").lines()
+    assert sorted(ad["ScheddName"] for ad in ads) == ["submitA.example.org", "submitB"]
+    withdrawn = call("/v1/ads/Submitter/invalidate", {"names": ["alice@pool"]}, token="DAEMON")
+    assert withdrawn.json() == {"invalidated": 1}
+    [left] = call("/v1/ads/Submitter/query", {}, token="READ").lines()
+    assert left["AuthenticatedIdentity"] == "flock@poolA"

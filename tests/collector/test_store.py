@@ -4,6 +4,7 @@ the collector conftest's)."""
 import pytest
 from twisted.internet.task import Clock
 
+import classad
 from collector.errors import AdRejected
 from collector.store import AdStore
 
@@ -151,3 +152,16 @@ def test_scan_marks_each_ad_that_does_not_match_with_none():
     picked = list(store.scan("Machine", lambda ad: ad == "b"))
     assert [None if stored is None else stored.name for stored in picked] == [None, "b", None]
     assert [stored.name for stored in store.query("Machine", lambda ad: ad == "b")] == ["b"]
+
+
+def test_a_user_of_several_schedds_is_one_submitter_ad_per_schedd(store):
+    """Submitter ads are keyed by Name and ScheddName, as HTCondor keys them: the same
+    user at two schedds (or flocking in from another pool) is two ads, and withdrawing
+    one schedd's leaves the other's."""
+    for schedd in ("submit1", "submit2"):
+        wire = {"MyType": "Submitter", "Name": "alice@pool", "ScheddName": schedd, "IdleJobs": 1}
+        store.update("Submitter", classad.ClassAd(wire), wire)
+    assert sorted(ad.wire["ScheddName"] for ad in store.query("Submitter")) == ["submit1", "submit2"]
+    [first] = [ad for ad in store.named("Submitter", ["alice@pool"]) if ad.wire["ScheddName"] == "submit1"]
+    assert store.remove([first]) == 1
+    assert [ad.wire["ScheddName"] for ad in store.query("Submitter")] == ["submit2"]
