@@ -69,7 +69,7 @@ class FlockAdvertiser:
         return pool
 
     def _send(self, level: int, collector: str, pool: TrustedPool, ads: list[dict]) -> list[Deferred]:
-        client = self._client_for(collector, pool.token)
+        client = self._client_for(pool.collector, pool.token)  # as the pool gave it: says whether it speaks TLS
         names = {ad["Name"] for ad in ads}
         gone = self._sent.get(level, set()) - names
         calls = []

@@ -58,7 +58,9 @@ def submitter(name="alice@poolA", idle=3):
     return {"MyType": "Submitter", "Name": name, "Owner": name.split("@")[0], "IdleJobs": idle}
 
 
-B, C = "198.18.1.2:9618", "198.18.2.2:9618"
+#: Where the flock collectors are called: at the address their pool gave with its trust
+#: (it says they speak TLS), not FLOCK_TO's bare host.
+B, C = POOLS["poolB"].collector, POOLS["poolC"].collector
 
 
 def home_cycles_leave_jobs_idle(flock):
@@ -81,7 +83,7 @@ def test_the_first_pool_gets_the_ad_with_its_own_token(clock, collectors):
     flock.advertise([submitter()])
     assert [(where, token) for where, token, _, _ in collectors.calls] == [(B, "token-of-poolB")]
     assert [ad["Name"] for ad in collectors.sent(B)[0]["ads"]] == ["alice@poolA"]
-    assert flock.effective_flock_list() == B
+    assert flock.effective_flock_list() == "198.18.1.2:9618"  # FLOCK_TO's collector, as configured
 
 
 def test_a_refusal_is_logged_naming_the_pool_and_moves_on_to_the_next(clock, collectors):
