@@ -30,7 +30,7 @@ from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
 from negotiator.cycle import CycleResult, Submitter, negotiate
 from negotiator.errors import NegotiatorError
-from negotiator.flocked import TrustedPoolEntry, schedd_token
+from negotiator.flocked import TrustedPoolEntry, flocked_customers, schedd_token
 from negotiator.pool_view import (
     PoolSlots,
     SubmitterTarget,
@@ -237,6 +237,8 @@ class CycleDriver:
         problems += unreadable + skipped
         self.accountant.update_priorities(resources_in_use(slots.ads, self.settings.cycle.match.slot_weight))
         submitters = await self._fetch_requests(targets, problems)
+        flocked = {(t.name, t.schedd_address) for t in targets if t.pool is not None}
+        self.accountant.note_remote_users(flocked_customers(submitters, flocked))
         report = CycleReport(started, started, slots=len(slots.ads), submitters=len(submitters),
                              requests=sum(len(s.requests) for s in submitters))
         if not submitters or not slots.ads:

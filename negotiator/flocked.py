@@ -10,7 +10,7 @@ own DAEMON token. Pure functions; the trusted pools are given as a mapping by na
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Protocol
 
 from daemoncore.security.host_identity import FLOCK_USER
@@ -63,3 +63,28 @@ def user_domain(name: str) -> str | None:
     """The domain of a ``user@domain`` submitter name, lower-cased; None without one."""
     user, at, domain = name.rpartition("@")
     return domain.lower() if at and user and domain else None
+
+
+class _Asked(Protocol):
+    """A submitter with its requests as the cycle holds it (``negotiator.cycle.Submitter``)."""
+
+    name: str
+    schedd_address: str
+    requests: tuple
+
+
+def flocked_customers(submitters: Iterable[_Asked], flocked: Collection[tuple[str, str]]) -> set[str]:
+    """The names submitters flocked in are charged by: each Submitter ad's Name and each
+    of its requests' job ``User`` (a claimed slot's RemoteOwner, which the accountant
+    charges; a schedd names its Submitter ads by its UID_DOMAIN, which may differ).
+    ``flocked`` holds the (name, schedd address) pairs of the submitters of other pools."""
+    names = set()
+    for submitter in submitters:
+        if (submitter.name, submitter.schedd_address) not in flocked:
+            continue
+        names.add(submitter.name)
+        for request in submitter.requests:
+            user = request.ad.evaluate("User") if "User" in request.ad else None
+            if isinstance(user, str) and user:
+                names.add(user)
+    return names

@@ -279,7 +279,7 @@ def _flocked_pool(pool, clock):
     """Pool A's schedd (checking tokens with A's key) flocking alice in, and the trust entry
     holding the token A gave this pool's negotiator."""
     schedd = pool.add_schedd(FLOCKED_SCHEDD, key=POOL_A_KEY)
-    schedd.add_requests("alice@submitA", "alice", 2)
+    schedd.add_requests("alice@submitA", "alice", 2, User="alice@poolA")
     pool.advertise("Submitter", {**submitter_ad("alice@submitA", FLOCKED_SCHEDD, idle=2),
                                  "AuthenticatedIdentity": "flock@poolA"})
     token = issue_token(POOL_A_KEY, "negotiator@peer-3f9a", ["DAEMON"], issuer="poolA", now=clock.seconds())
@@ -289,7 +289,8 @@ def _flocked_pool(pool, clock):
 def test_a_flocked_submitter_is_negotiated_with_its_pools_token(pool, accountant, clock):
     """Pool A's schedd accepts only tokens signed by A: requests and matches reach it only
     because the negotiator calls it with the trusted pool's token; the home schedd beside
-    it is still called with the negotiator's own; alice's domain is remembered as remote."""
+    it is still called with the negotiator's own; alice's domains (her Submitter ad's and her
+    jobs' User, which her claimed slots are charged by) are remembered as remote."""
     home = pool.add_schedd(SCHEDD)
     home.add_requests("bob@pool", "bob", 1)
     pool.advertise("Submitter", submitter_ad("bob@pool", SCHEDD, idle=1))
@@ -303,6 +304,7 @@ def test_a_flocked_submitter_is_negotiated_with_its_pools_token(pool, accountant
     assert (schedd.asked, len(schedd.matched())) == (["alice@submitA"], 2)
     assert (home.asked, len(home.matched())) == (["bob@pool"], 1)
     assert accountant.is_remote("alice@submitA") and not accountant.is_remote("bob@pool")
+    assert accountant.is_remote("alice@poolA")
 
 
 def test_an_untrusted_pools_submitter_is_skipped_with_a_problem(pool, accountant, clock):

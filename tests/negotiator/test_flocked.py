@@ -5,7 +5,10 @@ and the token each schedd is called with."""
 import pytest
 from attrs import frozen
 
-from negotiator.flocked import flocking_pool_of, schedd_token, untrusted_reason, user_domain
+from classad import ClassAd
+from daemoncore.wire.resource_request import ResourceRequest
+from negotiator.cycle import Submitter
+from negotiator.flocked import flocked_customers, flocking_pool_of, schedd_token, untrusted_reason, user_domain
 from negotiator.pool_view import submitter_targets
 from tests.negotiator.in_memory_pool import submitter_ad
 
@@ -79,3 +82,20 @@ def test_without_trusted_pools_every_flocked_submitter_is_skipped():
     flocked = {**submitter_ad("alice@submitA", "198.18.0.3:9700"), "AuthenticatedIdentity": "flock@poolA"}
     targets, skipped = submitter_targets([flocked])
     assert targets == [] and len(skipped) == 1
+
+
+def _asked(name: str, schedd: str, *users: str | None) -> Submitter:
+    ads = [ClassAd({"Owner": "alice"} if user is None else {"Owner": "alice", "User": user}) for user in users]
+    return Submitter(name, schedd, tuple(ResourceRequest(f"{name}#{n}", name, schedd, 1, ad)
+                                          for n, ad in enumerate(ads)))
+
+
+def test_flocked_customers_are_the_submitter_and_its_jobs_users():
+    """A flocked submitter is charged by its Submitter ad's Name and by its jobs' User
+    (its claimed slots' RemoteOwner); home submitters, even of the same name at another
+    schedd, are not among them."""
+    flocked = _asked("alice@submitA", "198.18.0.3:9700", "alice@poolA", "alice@poolA", None)
+    home = _asked("alice@submitA", "198.18.1.3:9700", "alice@poolB")
+    names = flocked_customers([flocked, home], {("alice@submitA", "198.18.0.3:9700")})
+    assert names == {"alice@submitA", "alice@poolA"}
+    assert flocked_customers([home], {("alice@submitA", "198.18.0.3:9700")}) == set()
