@@ -32,17 +32,25 @@ cat "in_$1.txt" common.txt > "out_$1.txt"
 echo "ran on $(hostname)" >> "out_$1.txt"
 """
 
-SUBMIT = f"""executable = job.sh
+
+def submit_file(count: int, *inputs: str) -> str:
+    """``count`` jobs running job.sh $(Process), each sent in_$(Process).txt (and
+    ``inputs``) and bringing back out_$(Process).txt."""
+    files = ", ".join(("in_$(Process).txt", *inputs))
+    return f"""executable = job.sh
 arguments = $(Process)
-transfer_input_files = in_$(Process).txt, common.txt
+transfer_input_files = {files}
 transfer_output_files = out_$(Process).txt
 should_transfer_files = YES
 when_to_transfer_output = ON_EXIT
 log = job.log
 request_cpus = 1
 request_memory = 32M
-queue {JOBS}
+queue {count}
 """
+
+
+SUBMIT = submit_file(JOBS, "common.txt")
 
 
 @pytest.fixture(scope="module")
