@@ -122,6 +122,44 @@ def analyze_job(job: classad.ClassAd, slots: Iterable[classad.ClassAd]) -> Analy
     )
 
 
+@frozen
+class PoolCount:
+    """How many of a pool's slots could run the job, or why that pool could not be asked.
+
+    ``name`` is the pool's name when known (else its collector's address), ``slots`` and
+    ``matching`` are None when ``problem`` says why the pool gave no answer."""
+
+    name: str
+    collector: str
+    slots: int | None = None
+    matching: int | None = None
+    problem: str | None = None
+
+
+def count_pool(job: classad.ClassAd, name: str, collector: str, slots: Iterable[classad.ClassAd]) -> PoolCount:
+    """The slots among ``slots`` (one pool's) that match ``job`` both ways, as the home count is made."""
+    found = analyze_job(job, slots)
+    return PoolCount(name, collector, slots=found.slots, matching=found.matching)
+
+
+def render_pool_counts(analysis: Analysis, home: str, pools: Iterable[PoolCount]) -> str:
+    """The per-pool lines ``-better-analyze`` adds for a flocking schedd: the home pool's
+    count (from ``analysis``) and each flock pool's, or why it could not be asked; empty
+    for a job that is not idle or when there are no flock pools."""
+    pools = list(pools)
+    if analysis.status != 1 or not pools:
+        return ""
+    rows = [(f"{home} (home)", f"{analysis.matching} of {analysis.slots}")]
+    for pool in pools:
+        label = pool.name if pool.name == pool.collector else f"{pool.name} ({pool.collector})"
+        rows.append((label, f"{pool.matching} of {pool.slots}" if pool.problem is None
+                     else f"cannot be asked: {pool.problem}"))
+    width = max(len(label) for label, _ in rows)
+    lines = [f"Slots that can run job {analysis.job_id}, at home and in each pool it may flock to (FLOCK_TO):", ""]
+    lines += [f"    {label:<{width}}  {text}" for label, text in rows]
+    return "\n".join(lines) + "\n\n"
+
+
 def render_analysis(analysis: Analysis, better: bool = True) -> str:
     """The report on one job: its state, its Requirements, the per-clause table
     (with ``better``), and the summary of how the slots and the job judge each other."""
@@ -178,4 +216,5 @@ def _summary(analysis: Analysis) -> list[str]:
     return lines
 
 
-__all__ = ["Analysis", "ClauseCount", "analyze_job", "conjuncts", "is_true", "render_analysis"]
+__all__ = ["Analysis", "ClauseCount", "PoolCount", "analyze_job", "conjuncts", "count_pool", "is_true",
+           "render_analysis", "render_pool_counts"]
