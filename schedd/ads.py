@@ -21,9 +21,17 @@ def _counts(by_status: Mapping[JobStatus, int]) -> tuple[int, int, int]:
     return idle, running, held
 
 
+def user_name(owner: str, uid_domain: str) -> str:
+    """The name a user is known by in the pool, ``owner@UID_DOMAIN`` (HTCondor's rule):
+    the ``User`` of its jobs, the Name of its Submitter ad, and so the name the
+    accountant charges (a claimed slot's ``RemoteOwner`` is the job's ``User``)."""
+    return f"{owner}@{uid_domain}"
+
+
 def submitter_ads(totals: Totals, schedd_name: str, address: str, domain: str) -> list[dict]:
-    """One Submitter ad per owner that has idle, running or held jobs, named
-    ``owner@domain``; ``address`` is the schedd's ``host:port``."""
+    """One Submitter ad per owner that has idle, running or held jobs, named by
+    :func:`user_name` with this schedd's ``UID_DOMAIN`` ``domain``, as its jobs'
+    ``User`` is; ``address`` is the schedd's ``host:port``."""
     ads = []
     for owner in sorted(name for name in totals if name):
         idle, running, held = _counts(totals[owner])
@@ -31,7 +39,7 @@ def submitter_ads(totals: Totals, schedd_name: str, address: str, domain: str) -
             continue
         ads.append({
             "MyType": "Submitter",
-            "Name": f"{owner}@{domain}",
+            "Name": user_name(owner, domain),
             "Owner": owner,
             "ScheddName": schedd_name,
             "ScheddIpAddr": f"<{address}>",

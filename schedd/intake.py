@@ -18,6 +18,7 @@ import attrs
 from classad import ClassAd
 from classad.nodes import Literal
 from classad.values import UNDEFINED
+from schedd.ads import user_name
 from schedd.queue import is_attribute_name
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description
 from schedd.submit.clientside import MAX_MEASURED_FILES
@@ -132,14 +133,16 @@ def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
     return ClusterToStore(cluster_ad, tuple(procs))
 
 
-def owned_by(cluster: ClusterToStore, owner: str, user: str, uid_domain: str) -> ClusterToStore:
-    """``cluster`` as the schedd stores it for ``owner`` (``user`` is ``owner@domain``):
-    Owner and User are theirs, UidDomain is this schedd's ``UID_DOMAIN`` (an execute
-    machine runs the job as its owner only within the same domain), and no ad keeps a
-    ClusterId, ProcId, QDate or GlobalJobId of its own (the queue sets those)."""
+def owned_by(cluster: ClusterToStore, owner: str, uid_domain: str) -> ClusterToStore:
+    """``cluster`` as the schedd stores it for ``owner``: Owner is theirs, User is
+    ``owner@UID_DOMAIN`` (:func:`schedd.ads.user_name`, the name of the owner's Submitter
+    ad and of its usage, whatever domain the submitter's token names), UidDomain is this
+    schedd's ``UID_DOMAIN`` (an execute machine runs the job as its owner only within
+    the same domain), and no ad keeps a ClusterId, ProcId, QDate or GlobalJobId of its
+    own (the queue sets those)."""
     cluster_ad = _without_schedd_set(cluster.cluster_ad)
     cluster_ad["Owner"] = owner
-    cluster_ad["User"] = user
+    cluster_ad["User"] = user_name(owner, uid_domain)
     cluster_ad["UidDomain"] = uid_domain
     return ClusterToStore(cluster_ad, tuple(_without_schedd_set(proc) for proc in cluster.proc_ads))
 

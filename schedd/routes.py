@@ -88,8 +88,7 @@ class ScheddRoutes:
             cluster = _from_ads(body)
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
-        cluster = owned_by(_bad_request(checked_names, cluster), owner, request.identity.name,
-                           self._service.schedd_settings.domain)
+        cluster = owned_by(_bad_request(checked_names, cluster), owner, self._service.schedd_settings.domain)
         try:
             stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
         except BadJobAdError as exc:

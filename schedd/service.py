@@ -284,13 +284,18 @@ class ScheddService(DaemonService):
     def _flocked(self) -> dict[str, int]:
         return self.execution.flocked_by_owner() if self.execution is not None else {}
 
+    def submitter_ads(self, schedd_name: str) -> list[dict]:
+        """The Submitter ads this schedd sends: one per owner with jobs, named as its
+        jobs' ``User`` (``owner@UID_DOMAIN``), with how many of them run in other pools."""
+        return flocked_ads(submitter_ads(self.queue.totals_by_owner(), schedd_name, self.address,
+                                         self.schedd_settings.domain), self._flocked())
+
     def advertise_self(self, ad: dict):
         scheduler = super().advertise_self(ad)
         if scheduler is None:
             return None
         sent = [scheduler]
-        submitters = flocked_ads(submitter_ads(self.queue.totals_by_owner(), ad["Name"], self.address,
-                                               self.schedd_settings.domain), self._flocked())
+        submitters = self.submitter_ads(ad["Name"])
         if self.schedd_settings.flock.collectors:
             sent.append(self.flock_advertiser.advertise(submitters))
         client = self.daemon_client(self.settings.collector_host)
