@@ -172,3 +172,18 @@ def claimed_slots(pool) -> int:
     done = pool.roost("cm-b", "status", "-af", "State", check=False)
     return done.stdout.split().count("Claimed") if done.returncode == 0 else -1
 
+
+
+def test_better_analyze_counts_the_slots_at_home_and_in_the_flock_pool(pools, tmp_path):
+    """A job too big for A's execute host (512 MB) but not for B's (1024 MB each): `roost q
+    -better-analyze` on A's submit host says no slot at home and both of B's can run it
+    (B is asked with the CA and token pool B gave A, through the host's daemon token)."""
+    a, b = pools["A"], pools["B"]
+    (tmp_path / "big.sub").write_text("executable = /bin/true\nrequest_memory = 800M\nlog = big.log\nqueue\n")
+    cluster = submitted_cluster(a.roost("submit-a", "submit", "big.sub", cwd=tmp_path))
+    try:
+        report = a.roost("submit-a", "q", "-better-analyze", str(cluster)).stdout
+    finally:
+        a.roost("submit-a", "rm", str(cluster), check=False)
+    assert re.search(r"\(home\)\s+0 of 1\b", report), report
+    assert re.search(rf"{pool_name(b)} \({B_CENTRAL_MANAGER}:9618\)\s+2 of 2\b", report), report
