@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 import attrs
 from attrs import field, frozen
+from twisted.logger import Logger
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, Address, parse_address
@@ -26,6 +27,8 @@ DEFAULT_MIN_FLOCK_LEVEL = 0
 DEFAULT_DEAD_COLLECTOR_MAX_AVOIDANCE_TIME = 3600.0
 #: The home pool's level: its negotiator is level 0, the n-th flock pool's is level n.
 HOME_LEVEL = 0
+
+_log = Logger()
 
 
 def pool_key(address: Address) -> str:
@@ -153,7 +156,8 @@ class FlockLevels:
         state = attrs.evolve(before, contacted_at=now)
         if pool_level == state.level and idle > 0:
             if state.asked_at_level:
-                state = self._raised(state, now)
+                state = self._raised(submitter, state, now, f"the negotiator of level {pool_level} left "
+                                                            f"{idle} job(s) idle")
             else:
                 state = attrs.evolve(state, asked_at_level=True)
         self._submitters[submitter] = state
@@ -168,7 +172,9 @@ class FlockLevels:
         if avoid:
             self._avoided_until[level] = now + self.settings.dead_collector_avoidance
         state = self._state(submitter, now)
-        self._submitters[submitter] = self._raised(state, now)
+        why = "its pool is not trusted" if not avoid else "the update to it failed"
+        self._submitters[submitter] = self._raised(submitter, state, now,
+                                                   f"flock collector {pool_key(self._collector(level))}: {why}")
 
     def update_succeeded(self, level: int) -> None:
         """The flock collector of ``level`` answered: stop avoiding it."""
@@ -185,23 +191,33 @@ class FlockLevels:
         now = self.clock.seconds()
         for submitter in list(self._submitters):
             if idle_by_submitter.get(submitter, 0) <= 0:
-                del self._submitters[submitter]
+                gone = self._submitters.pop(submitter)
+                if gone.level > self.settings.lowest_level:
+                    _log.info("schedd: decreasing flock level for {submitter} to {flock_level}: no idle jobs",
+                              submitter=submitter, flock_level=self.settings.lowest_level)
         for submitter, idle in idle_by_submitter.items():
             if idle <= 0:
                 continue
             state = self._state(submitter, now)
             if now - state.contacted_at >= 2 * self.schedd_interval:
-                state = self._raised(state, now)
+                state = self._raised(submitter, state, now, f"no negotiator asked for {now - state.contacted_at:.0f} s")
             self._submitters[submitter] = state
 
     def _state(self, submitter: str, now: float) -> SubmitterFlock:
         found = self._submitters.get(submitter)
         return found if found is not None else SubmitterFlock(self.settings.lowest_level, now)
 
-    def _raised(self, state: SubmitterFlock, now: float) -> SubmitterFlock:
+    def _collector(self, level: int) -> Address:
+        return self.settings.collectors[level - 1]
+
+    def _raised(self, submitter: str, state: SubmitterFlock, now: float, why: str) -> SubmitterFlock:
+        """The submitter one ``FLOCK_INCREMENT`` further (logged, as HTCondor's schedd
+        does, with the flock collector now reached and why)."""
         level = min(self.settings.max_level, state.level + self.settings.increment)
         if level == state.level:
             return attrs.evolve(state, contacted_at=now)
+        _log.info("schedd: increasing flock level for {submitter} to {flock_level} ({collector}): {why}",
+                  submitter=submitter, flock_level=level, collector=pool_key(self._collector(level)), why=why)
         return SubmitterFlock(level, now)
 
 

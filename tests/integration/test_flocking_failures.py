@@ -173,7 +173,8 @@ def test_a_pool_that_runs_everything_never_advertises_elsewhere(three_pools, tmp
 
 def test_jobs_reach_the_second_pool_only_after_the_first_left_them_idle(three_pools, tmp_path):
     """FLOCK_TO = B, C and B runs nothing: A's submitter is advertised to B first (its
-    collector holds it), jobs then reach C, and every job ran at home or in C."""
+    collector holds it), A's schedd logs going on to C because B's negotiator left its
+    jobs idle before any job is claimed in C, and every job ran at home or in C."""
     a, b, c = three_pools["A"], three_pools["B"], three_pools["C"]
     directory = tmp_path / "chain"
     cluster = submit(a, directory, 10, 3)
@@ -183,3 +184,7 @@ def test_jobs_reach_the_second_pool_only_after_the_first_left_them_idle(three_po
     assert pool_name(b) not in where, where
     assert pool_name(c) in where, f"no job reached pool C: {where}"
     assert set(where) <= {"undefined", pool_name(c)}, where
+    log = schedd_log(a)
+    to_c = log.find(f"to 2 ({C_CENTRAL_MANAGER}:9618): the negotiator of level 1 left")
+    assert to_c >= 0, "A's schedd did not log flocking on to C because B's negotiator left jobs idle"
+    assert to_c < log.find(f" in pool {pool_name(c)}"), "a job was claimed in C before B's level failed"

@@ -2,6 +2,7 @@
 
 import pytest
 from twisted.internet import task
+from twisted.logger import formatEvent, globalLogPublisher
 
 from daemoncore.config import Config, ConfigError
 from schedd.flocking import FlockLevels, FlockSettings
@@ -190,3 +191,37 @@ def test_effective_lists_the_pools_in_use(flock_clock):
     flock.negotiating("alice@a", 0, idle=2)
     flock.negotiating("bob@a", 0, idle=2)
     assert flock.effective() == (1,)
+
+
+def logged_lines(action) -> list[str]:
+    """What the schedd's flock levels logged while ``action`` ran."""
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    try:
+        action()
+    finally:
+        globalLogPublisher.removeObserver(events.append)
+    return [formatEvent(event) for event in events if "flock level" in event.get("log_format", "")]
+
+
+def test_each_change_of_level_is_logged_with_the_pool_reached_and_why(flock_clock):
+    """As HTCondor's schedd does: "increasing flock level ... to 1 (cmb:9618)" naming the
+    negotiator that left jobs idle, then the failed collector, then the fall back."""
+    flock = levels(flock_clock)
+
+    def climb():
+        flock.negotiating("alice@a", 0, idle=5)
+        flock.negotiating("alice@a", 0, idle=4)
+        flock.update_failed("alice@a", 1)
+        flock.check({"alice@a": 0})
+    lines = logged_lines(climb)
+    assert len(lines) == 3, lines
+    assert "alice@a to 1 (cmb:9618)" in lines[0] and "level 0 left 4 job(s) idle" in lines[0]
+    assert "alice@a to 2 (cmc:9700)" in lines[1] and "cmb:9618: the update to it failed" in lines[1]
+    assert "decreasing flock level for alice@a to 0" in lines[2]
+
+
+def test_a_level_already_at_the_top_logs_nothing_more(flock_clock):
+    """Failures at the last pool do not log a rise that does not happen."""
+    flock = levels(flock_clock, "FLOCK_TO = cmb\nMIN_FLOCK_LEVEL = 1\n")
+    assert logged_lines(lambda: flock.update_failed("alice@a", 1)) == []
