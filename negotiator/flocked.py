@@ -76,7 +76,8 @@ class _Asked(Protocol):
 def flocked_customers(submitters: Iterable[_Asked], flocked: Collection[tuple[str, str]]) -> set[str]:
     """The names submitters flocked in are charged by: each Submitter ad's Name and each
     of its requests' job ``User`` (a claimed slot's RemoteOwner, which the accountant
-    charges; a schedd names its Submitter ads by its UID_DOMAIN, which may differ).
+    charges). A Roost schedd makes the two the same (``Owner@UID_DOMAIN``); both are
+    taken because another pool's schedd chooses them and might not.
     ``flocked`` holds the (name, schedd address) pairs of the submitters of other pools."""
     names = set()
     for submitter in submitters:
