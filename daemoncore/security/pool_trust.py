@@ -17,17 +17,14 @@ import re
 from collections.abc import Callable, Mapping
 
 import attrs
-from twisted.application import service
-from twisted.internet import task, threads
+from twisted.internet import threads
 from twisted.internet.defer import Deferred
-from twisted.logger import Logger
 
 from daemoncore.security.errors import SecurityError
+from daemoncore.security.refreshing import RefreshingService
 from daemoncore.security.tls import parse_certificate
 from daemoncore.security.token_files import replace_file
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
-
-_log = Logger()
 
 TRUST_DIR_KNOB = "POOL_TRUST_DIR"
 TRUST_DIR_NAME = "trust.d"
@@ -315,40 +312,13 @@ PROCESS_TRUSTED_POOLS = TrustedPools()
 PoolReader = Callable[[], Deferred]
 
 
-class TrustWatcher(service.Service):
+class TrustWatcher(RefreshingService):
     """Re-reads the trusted pools every ``interval`` seconds into ``holder`` (``read``
     fires with a dict by name); a failure is logged and the pools already trusted stay."""
 
     def __init__(self, holder: TrustedPools, clock, interval: float, read: PoolReader, source: str) -> None:
         self.holder = holder
-        self.source = source
-        self._read = read
-        self._loop = task.LoopingCall(self.refresh)
-        self._loop.clock = clock
-        self._interval = interval
-
-    def startService(self) -> None:
-        super().startService()
-        self._loop.start(self._interval, now=True)
-
-    def stopService(self):
-        if self._loop.running:
-            self._loop.stop()
-        return super().stopService()
-
-    def refresh(self) -> Deferred:
-        """Read once and trust what was read; never fails."""
-        reading = self._read()
-        reading.addCallback(self.holder.replace)
-        reading.addErrback(self._keep)
-        return reading
-
-    def _keep(self, failure) -> None:
-        if failure.check(SecurityError):
-            _log.warn("trusted pools unchanged: {why}", why=failure.getErrorMessage())
-        else:
-            _log.warn("trusted pools unchanged: reading {source} failed: {why}", source=self.source,
-                      why=failure.getErrorMessage())
+        super().__init__(clock, interval, read, holder.replace, "trusted pools", source)
 
 
 def trust_watcher_from_config(config, clock, interval: float, fetch: PoolReader | None = None,

@@ -9,15 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from twisted.application import service
-from twisted.internet import task, threads
+from twisted.internet import threads
 from twisted.internet.defer import Deferred
-from twisted.logger import Logger
 
-from daemoncore.security.errors import SecurityError
+from daemoncore.security.refreshing import RefreshingService
 from daemoncore.security.revocation import Revocations, read_revocation_file, revocation_file, revocations_from
-
-_log = Logger()
 
 FileReader = Callable[[str], Deferred]
 
@@ -42,7 +38,7 @@ class RevocationHolder:
 PROCESS_REVOCATIONS = RevocationHolder()
 
 
-class RevocationWatcher(service.Service):
+class RevocationWatcher(RefreshingService):
     """Re-reads the revocation file every ``interval`` seconds into ``holder``; a bad
     file is logged and the rules already in force stay."""
 
@@ -51,33 +47,12 @@ class RevocationWatcher(service.Service):
         self.holder = holder
         self.path = path
         self.expression = expression
-        self._read = read or (lambda where: threads.deferToThreadPool(clock, clock.getThreadPool(),
-                                                                      read_revocation_file, where))
-        self._interval = interval
-        self._loop = task.LoopingCall(self.refresh)
-        self._loop.clock = clock
+        read = read or (lambda where: threads.deferToThreadPool(clock, clock.getThreadPool(),
+                                                                read_revocation_file, where))
+        super().__init__(clock, interval, lambda: read(path), self._enforce, "revocations", path)
 
-    def startService(self) -> None:
-        super().startService()
-        self._loop.start(self._interval, now=True)
-
-    def stopService(self):
-        if self._loop.running:
-            self._loop.stop()
-        return super().stopService()
-
-    def refresh(self) -> Deferred:
-        """Read the file once and enforce what it says; never fails."""
-        reading = self._read(self.path)
-        reading.addCallback(lambda text: self.holder.replace(revocations_from(self.expression, text, self.path)))
-        reading.addErrback(self._keep)
-        return reading
-
-    def _keep(self, failure) -> None:
-        if failure.check(SecurityError):
-            _log.warn("revocations unchanged: {why}", why=failure.getErrorMessage())
-        else:
-            _log.failure("revocations unchanged: reading {path} failed", failure, path=self.path)
+    def _enforce(self, text: str | None) -> None:
+        self.holder.replace(revocations_from(self.expression, text, self.path))
 
 
 def watcher_from_config(config, clock, interval: float, holder: RevocationHolder = PROCESS_REVOCATIONS,
