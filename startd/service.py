@@ -12,8 +12,9 @@ import os
 from collections.abc import Callable
 
 from twisted.internet import task, threads
-from twisted.internet.defer import Deferred, DeferredList, gatherResults, succeed
+from twisted.internet.defer import Deferred, DeferredList, FirstError, gatherResults, succeed
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 import classad
 from daemoncore.config import Config, ConfigError
@@ -21,6 +22,7 @@ from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
+from startd.advertised_slots import AdvertisedSlots
 from startd.claim_leases import (
     DEFAULT_ALIVE_INTERVAL,
     DEFAULT_MATCH_TIMEOUT,
@@ -52,6 +54,13 @@ def run_in_thread(function: Callable, *args, **kwargs) -> Deferred:
     return threads.deferToThread(function, *args, **kwargs)
 
 
+def _first_cause(failure: Failure) -> Failure:
+    """The failure inside (possibly nested) ``gatherResults`` errors, for the log."""
+    while failure.check(FirstError):
+        failure = failure.value.subFailure
+    return failure
+
+
 class StartdService(DaemonService):
     """A startd: one slot table, its runs, and its slot ads."""
 
@@ -69,7 +78,7 @@ class StartdService(DaemonService):
         self._lease_loop = task.LoopingCall(self._expire_leases)
         self._lease_loop.clock = reactor
         self._pending_advertise = None
-        self._advertised: set[str] = set()
+        self._advertised = AdvertisedSlots()
 
     # --- identity and ads ---
 
@@ -106,14 +115,20 @@ class StartdService(DaemonService):
             return None
         public, private = self.slot_ads()
         client = self._collector()
+        round_number = self._advertised.begin(self.table.slots)
         sent = [client.call(ADVERTISE, {"ads": public}, ad_type=MACHINE_AD_TYPE),
                 client.call(ADVERTISE, {"ads": private, "private": True}, ad_type=MACHINE_AD_TYPE)]
-        gone = sorted(self._advertised - set(self.table.slots))
-        if gone:  # dynamic slots whose claims ended: withdraw their ads (again, until it works)
-            withdrawing = client.call(INVALIDATE, {"names": gone}, ad_type=MACHINE_AD_TYPE)
-            sent.append(withdrawing.addCallback(lambda answer: (self._advertised.difference_update(gone), answer)[1]))
-        self._advertised |= set(self.table.slots)
-        return gatherResults(sent, consumeErrors=True).addErrback(lambda f: f.value.subFailure)
+        gathered = gatherResults(sent, consumeErrors=True)
+        gathered.addBoth(lambda outcome: (self._advertised.settle(round_number), outcome)[1])
+        gone = self._advertised.to_withdraw(self.table.slots)
+        if not gone:
+            return gathered.addErrback(_first_cause)
+        # dynamic slots whose claims ended: withdraw their ads (again, until it is safe to stop)
+        unsafe = self._advertised.unsafe_to_forget(gone)
+        withdrawing = client.call(INVALIDATE, {"names": gone}, ad_type=MACHINE_AD_TYPE)
+        withdrawing.addCallback(lambda answer: (self._advertised.withdrawn(gone, unsafe), answer)[1])
+        both = gatherResults([gathered, withdrawing], consumeErrors=True)
+        return both.addErrback(_first_cause)
 
     def changed(self) -> None:
         """The slots changed: advertise them again shortly."""
