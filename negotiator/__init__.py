@@ -1,6 +1,6 @@
 """The matchmaker: the negotiation cycle, the accountant that keeps usage and user
 priorities (with accounting groups and quotas), autoclusters and matchmaking with a
-literal pre-filter, and a model of GPU shares (``gpushare``) that only its unit tests
-use so far. There is no preemption yet. The cycle's logic is pure code, tested
+literal pre-filter; GPU requests are fitted to cards with :mod:`gpushare`'s model,
+the one the startd carves claims with. There is no preemption yet. The cycle's logic is pure code, tested
 without daemons.
 """

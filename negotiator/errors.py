@@ -7,10 +7,6 @@ class NegotiatorError(ValueError):
     """Something the negotiator was given is wrong; the message says what and where."""
 
 
-class GpuRequestError(NegotiatorError):
-    """A job's GPU share request is malformed or out of range."""
-
-
 class SettingsError(NegotiatorError):
     """A negotiator configuration value is malformed."""
 

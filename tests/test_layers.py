@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: Each package's level; a package may import packages of a lower level only.
 LEVELS = {
     "classad": 0,
-    "daemoncore": 1, "transfer": 1, "jobmodel": 1,
+    "daemoncore": 1, "transfer": 1, "jobmodel": 1, "gpushare": 1,
     "collector": 2, "negotiator": 2, "schedd": 2, "startd": 2, "shadow": 2,
     "bindings": 3,
 }
