@@ -11,6 +11,7 @@ from schedd.submit.arguments import job_arguments
 from schedd.submit.cluster import RuleReader
 from schedd.submit.environment import job_environment
 from schedd.submit.errors import SubmitError
+from schedd.submit.gpus import SHARE_COMMANDS, gpus
 from schedd.submit.requirements import default_requirements
 from schedd.submit.values import Expr, integer_expression, is_true, size_value, string_value, to_value
 
@@ -364,7 +365,7 @@ def url_transfer(r: RuleReader, inputs: list[str]) -> None:
         r["AWSRegion"] = string_value(region)
 
 
-_FIXED_REQUESTS = {"request_cpus", "request_memory", "request_disk", "request_gpus"}
+_FIXED_REQUESTS = {"request_cpus", "request_memory", "request_disk", "request_gpus", *SHARE_COMMANDS}
 
 
 def custom_requests(r: RuleReader) -> list[str]:
@@ -389,53 +390,6 @@ def requests(r: RuleReader) -> None:
         if text and text.strip():
             r["Request" + name] = to_value(text, key)
     gpus(r)
-
-
-def gpus(r: RuleReader) -> None:
-    text = r.get("request_gpus")
-    if not text or not text.strip():
-        return
-    count = to_value(text, "request_gpus")
-    r["RequestGPUs"] = count
-    if isinstance(count, (int, float)) and count <= 0:
-        return
-    clauses = []
-    require = r.get("require_gpus")
-    if require and require.strip():
-        clauses.append(require.strip())
-    constraints = (("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= GPUsMinMemory"),
-                   ("gpus_maximum_memory", "GPUsMaxMemory", "GlobalMemoryMb <= GPUsMaxMemory"),
-                   ("gpus_minimum_capability", "GPUsMinCapability",
-                    "Capability >= GPUsMinCapability"),
-                   ("gpus_maximum_capability", "GPUsMaxCapability",
-                    "Capability <= GPUsMaxCapability"),
-                   ("gpus_minimum_runtime", "GPUsMinRuntime",
-                    "MaxSupportedVersion >= GPUsMinRuntime"))
-    for command, attr, clause in constraints:
-        value = r.get(command)
-        if not value or not value.strip():
-            continue
-        if command.endswith("memory"):
-            r[attr] = size_value(value, MIB, command)
-        elif command.endswith("runtime"):
-            r[attr] = version_number(value, 10, command)
-        else:
-            r[attr] = to_value(value, command)
-        clauses.append(clause)
-    if clauses:
-        r["RequireGPUs"] = to_value(" && ".join(clauses), "require_gpus")
-    cuda = r.get("cuda_version")
-    if cuda and cuda.strip():
-        r["CUDAVersion"] = version_number(cuda, 1, "cuda_version")
-
-
-def version_number(text: str, minor_scale: int, command: str) -> object:
-    """``11.2`` as HTCondor's integer versions: major*1000 + minor*scale."""
-    t = text.strip()
-    m = re.match(r"^(\d+)(?:\.(\d+))?$", t)
-    if not m:
-        return to_value(t, command)
-    return int(m.group(1)) * 1000 + int(m.group(2) or 0) * minor_scale
 
 
 def _boolean(r: RuleReader, command: str) -> bool | None:

@@ -16,6 +16,7 @@ from classad.values import UNDEFINED
 from schedd.submit.cluster import DELETED, BuildContext, ClusterBuilder, ExpandedCluster
 from schedd.submit.description import Description, QueueStatement
 from schedd.submit.errors import SubmitError, SubmitWarning
+from schedd.submit.gpus import GPU_COMMANDS, SHARE_COMMANDS
 from schedd.submit.jobad import RULES, SIMPLE_COMMANDS
 from schedd.submit.macros import MacroScope
 from schedd.submit.queue_statement import item_rows, parse_queue_args, proc_count, proc_rows
@@ -36,8 +37,7 @@ KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
     "aws_access_key_id_file", "aws_secret_access_key_file", "s3_access_key_id_file",
     "s3_secret_access_key_file", "gs_access_key_id_file", "gs_secret_access_key_file",
     "aws_region", "request_cpus", "request_memory", "request_disk", "request_gpus",
-    "require_gpus", "gpus_minimum_memory", "gpus_maximum_memory", "gpus_minimum_capability",
-    "gpus_maximum_capability", "gpus_minimum_runtime", "cuda_version", "requirements",
+    *GPU_COMMANDS, "requirements",
     "priority", "hold", "nice_user", "notification", "accounting_group",
     "accounting_group_user", "concurrency_limits", "concurrency_limits_expr", "max_retries",
     "retry_until", "success_exit_code", "image_size", "machine_count", "container_image",
@@ -48,7 +48,7 @@ KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
 }
 
 
-_REQUESTS = ["request_cpus", "request_memory", "request_disk", "request_gpus"]
+_REQUESTS = ["request_cpus", "request_memory", "request_disk", "request_gpus", *SHARE_COMMANDS]
 
 #: At most this many procs in one submit: checked from the counts and items before
 #: any proc is made, by the client and by the schedd alike.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from schedd.submit.gpus import is_share_job
 from schedd.submit.values import Expr
 
 _VERSION_CHECK = 'versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
@@ -87,7 +88,7 @@ def _resources(r, universe: str) -> list[str]:
     if gpus is not None and not _is_literal_at_most(gpus, 0):
         if r.attr("RequireGPUs") is not None:
             clauses.append("(countMatches(MY.RequireGPUs,TARGET.AvailableGPUs) >= RequestGPUs)")
-        else:
+        elif not is_share_job(r):
             clauses.append("(TARGET.GPUs >= RequestGPUs)")
     from schedd.submit.jobad import custom_requests
 
