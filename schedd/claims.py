@@ -14,6 +14,10 @@ from attrs import field, frozen
 
 from classad import ClassAd
 from classad.matching import symmetric_match
+from gpushare.errors import GpuRequestError
+from gpushare.job_request import request_from_job
+from gpushare.placement import grants_hold
+from gpushare.slot_cards import cards_from_slot_ad, grants_from_slot_ad
 from jobmodel.states import JobId
 
 #: HTCondor's default ``CLAIM_WORKLIFE``: a claim takes no new job after 20 minutes.
@@ -81,10 +85,24 @@ def accepts_more_jobs(claim: Claim, now: float, worklife: float) -> bool:
 
 
 def job_fits_claim(claim: Claim, job: ClassAd) -> bool:
-    """Whether ``job`` may run on ``claim``: same owner, and both ads' Requirements
-    accept each other."""
+    """Whether ``job`` may run on ``claim``: same owner, both ads' Requirements accept
+    each other, and the job's GPU request fits inside the cards the claim holds."""
     owner = job.evaluate("Owner") if "Owner" in job else None
-    return owner == claim.owner and symmetric_match(job, claim.slot_ad)
+    return owner == claim.owner and symmetric_match(job, claim.slot_ad) and gpus_fit_claim(claim.slot_ad, job)
+
+
+def gpus_fit_claim(slot: ClassAd, job: ClassAd) -> bool:
+    """Whether ``job``'s GPU request fits the pieces of cards the claimed ``slot`` holds:
+    a whole-card job never on a share, a larger share never on a smaller one (the
+    Requirements alone cannot say, since share jobs no longer count whole GPUs). A job
+    asking for no GPU fits, as in HTCondor; an unreadable request fits nothing."""
+    try:
+        request = request_from_job(job, slot)
+    except GpuRequestError:
+        return False
+    if request is None:
+        return True
+    return grants_hold(request, grants_from_slot_ad(slot), cards_from_slot_ad(slot))
 
 
 def next_job_for(claim: Claim, idle_jobs: Iterable[tuple[JobId, ClassAd]]) -> JobId | None:
@@ -174,5 +192,5 @@ class ClaimTable:
         return len(self._claims)
 
 
-__all__ = ["ClaimState", "Claim", "ClaimTable", "accepts_more_jobs", "job_fits_claim", "next_job_for",
+__all__ = ["ClaimState", "Claim", "ClaimTable", "accepts_more_jobs", "gpus_fit_claim", "job_fits_claim", "next_job_for",
            "alive_period_for", "alives_due", "DEFAULT_CLAIM_WORKLIFE", "DEFAULT_ALIVE_INTERVAL"]

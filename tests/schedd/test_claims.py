@@ -91,3 +91,67 @@ def test_table_refuses_the_same_claim_twice():
     table.add(claim())
     with pytest.raises(ValueError, match="slot1_1@node1"):
         table.add(claim())
+
+
+def card_ad(short, index, total=40000, free_memory=40000, free_cores=100, shares=0):
+    return ClassAd({"Id": short, "UUID": short.replace("GPU-", "GPU-uuid-"), "Index": index,
+                    "DeviceName": "NVIDIA A100-SXM4-40GB", "GlobalMemoryMb": total, "NumaNode": 0,
+                    "FreeMemoryMb": free_memory, "FreeCores": free_cores, "Shares": shares, "SplitCount": 10})
+
+
+def gpu_slot(memory_mb=None, cores=None, cards=("GPU-1a2b3c4d",)):
+    """A claimed dynamic slot as the startd advertises it: the nested ads of its cards and
+    what it holds of them (whole cards without AssignedGPUMemoryMb)."""
+    ad = slot()
+    for n, short in enumerate(cards):
+        ad["GPUs_" + short.replace("-", "_")] = card_ad(short, n, free_memory=40000 - (memory_mb or 40000),
+                                                        free_cores=100 - (cores or 100), shares=1)
+    ad["AssignedGPUs"] = ",".join(cards)
+    ad["GPUs"] = len(cards)
+    if memory_mb is None:
+        ad["GPUShareWhole"] = True
+    else:
+        ad.update({"GPUShareWhole": False, "AssignedGPUMemoryMb": memory_mb, "AssignedGPUCores": cores or 0})
+    return ad
+
+
+def gpu_job(**attrs):
+    ad = job()
+    ad.update(attrs)
+    return ad
+
+
+@pytest.mark.parametrize("held, asked, fits", [
+    (dict(memory_mb=10000), dict(RequestGPUs=1, RequestGPUMemory=10000), True),
+    (dict(memory_mb=10000), dict(RequestGPUs=1, RequestGPUMemory=4000), True),
+    (dict(memory_mb=10000), dict(RequestGPUMemory=35000), False),        # a larger share
+    (dict(memory_mb=10000), dict(RequestGPUs=1), False),                  # a whole card
+    (dict(memory_mb=10000, cores=20), dict(RequestGPUMemory=5000, RequestGPUCores=30), False),
+    (dict(memory_mb=10000, cores=20), dict(RequestGPUMemory=5000, RequestGPUCores=20), True),
+    (dict(memory_mb=10000), dict(RequestGPUMemoryPercent=25), True),      # 10000 of 40000
+    (dict(memory_mb=10000), dict(RequestGPUMemoryPercent=30), False),
+    (dict(memory_mb=10000), dict(RequestGPUs=2, RequestGPUMemory=1000), False),  # two cards
+    (dict(memory_mb=10000), dict(RequestGPUMemory=1000, AvoidGPUIds="GPU-1a2b3c4d"), False),
+    (dict(), dict(RequestGPUs=1), True),                                  # whole on whole
+    (dict(), dict(RequestGPUMemory=1000), True),                          # a share on a whole card
+    (dict(), dict(RequestGPUs=1, RequestGPUTypes="H100"), False),
+    (dict(memory_mb=10000), dict(), True),                                # no GPU asked, as HTCondor
+])
+def test_claim_reuse_needs_the_gpu_request_to_fit_the_claims_cards(held, asked, fits):
+    """A whole-card job never runs on a share claim, nor a larger share on a smaller one."""
+    on = claim(slot_ad=gpu_slot(**held))
+    assert job_fits_claim(on, gpu_job(**asked)) is fits
+
+
+def test_claim_reuse_passes_over_a_job_whose_gpu_request_is_unreadable_or_needs_a_gpu_it_lacks():
+    """A bad GPU attribute or a GPU job on a claim with no card is not run there."""
+    assert not job_fits_claim(claim(slot_ad=gpu_slot(memory_mb=10000)),
+                              gpu_job(RequestGPUMemory=1000, RequestGPUCores=150))
+    assert not job_fits_claim(claim(), gpu_job(RequestGPUs=1))
+
+
+def test_next_job_for_a_share_claim_skips_jobs_that_do_not_fit_its_share():
+    """The first idle job that fits the 10000-MiB share is chosen, past bigger ones."""
+    idle = [(JobId(1, 0), gpu_job(RequestGPUs=1)), (JobId(2, 0), gpu_job(RequestGPUMemory=20000)),
+            (JobId(3, 0), gpu_job(RequestGPUMemory=8000))]
+    assert next_job_for(claim(slot_ad=gpu_slot(memory_mb=10000)), idle) == JobId(3, 0)
