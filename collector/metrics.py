@@ -7,6 +7,7 @@ from attrs import define, field
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily
 
+from collector.pool_totals import RESOURCES, pool_totals
 from collector.store import AdStore
 
 
@@ -22,6 +23,29 @@ class _AdCounts:
             for kind, count in sorted(self._store.counts(private).items()):
                 gauge.add_metric([kind, str(private).lower()], count)
         yield gauge
+
+
+class _PoolTotals:
+    """The pool's slots by state and its resources in total and free, from the Machine
+    ads held when scraped (one pass over them)."""
+
+    def __init__(self, store: AdStore) -> None:
+        self._store = store
+
+    def collect(self):
+        totals = pool_totals(stored.wire for stored in self._store.query("Machine"))
+        slots = GaugeMetricFamily("roost_pool_slots", "Slot ads held, by State", labels=["state"])
+        for state, count in sorted(totals.slots_by_state.items()):
+            slots.add_metric([state], count)
+        yield slots
+        for name in RESOURCES:
+            unit = "_bytes" if name == "memory_mb" else ""
+            scale = 1024 * 1024 if unit else 1
+            label = name.removesuffix("_mb")
+            yield GaugeMetricFamily(f"roost_pool_{label}_total{unit}", f"The pool's {label} in all slots",
+                                    value=totals.total[name] * scale)
+            yield GaugeMetricFamily(f"roost_pool_{label}_free{unit}", f"The pool's {label} not claimed",
+                                    value=totals.free[name] * scale)
 
 
 @define
@@ -41,3 +65,4 @@ class CollectorMetrics:
         )
         self.queries = Counter("roost_collector_queries", "Queries answered", ["type"], registry=self.registry)
         self.registry.register(_AdCounts(self.store))
+        self.registry.register(_PoolTotals(self.store))

@@ -14,9 +14,7 @@ from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check
 from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import ad_from_json
-from daemoncore.wire.daemon_routes import METRICS
 from daemoncore.wire.errors import BadRequest, Forbidden
-from daemoncore.wire.metrics import metrics_handler
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 
@@ -36,7 +34,6 @@ class CollectorRoutes:
             api.ADVERTISE: self.advertise,
             api.INVALIDATE: self.invalidate,
             api.QUERY: self.query,
-            METRICS: metrics_handler(self._metrics.registry),
         }
 
     def advertise(self, request: ApiRequest) -> JsonReply:

@@ -39,7 +39,7 @@ class CollectorService(DaemonService):
         self._revocations = RevocationRoutes(revocation_path, reactor)
         self._trust = TrustRoutes(trust_directory, reactor)
         self.store = AdStore(reactor, default_lifetime=settings.ad_lifetime)
-        self.metrics = CollectorMetrics(self.store)
+        self.metrics = CollectorMetrics(self.store, self.metrics_registry)
         self._routes = CollectorRoutes(self.store, self.metrics, flock)
         self._sweep_interval = sweep_interval
         self._sweeper = task.LoopingCall(self._sweep)

@@ -13,6 +13,7 @@ import socket
 from collections.abc import Callable
 
 from attrs import frozen
+from prometheus_client import CollectorRegistry
 from twisted.application import service
 from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
@@ -34,6 +35,7 @@ from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.collector_routes import ADVERTISE, REVOCATIONS, TRUST
 from daemoncore.wire.daemon_routes import PING
+from daemoncore.wire.metrics import REQUIRE_AUTHENTICATION_KNOB, metrics_routes
 from daemoncore.wire.server import ApiResource, JsonReply, make_site
 from daemoncore.wire.sharing import sharing_cooperator
 from daemoncore.wire.tls_port import listen
@@ -65,6 +67,8 @@ class DaemonSettings:
     #: SEC_TOKEN_POOL_PUBLIC_KEY_FILE and SEC_DAEMON_TOKEN_FILE: a joined host's credentials.
     public_key_file: str = ""
     daemon_token_file: str = ""
+    #: METRICS_REQUIRE_AUTHENTICATION: false lets a scraper read ``/metrics`` without a token.
+    metrics_require_authentication: bool = True
 
     @classmethod
     def from_config(cls, config: Config, daemon_type: str, ad_type: str) -> DaemonSettings:
@@ -95,6 +99,7 @@ class DaemonSettings:
             tls=TlsSettings.from_config(config),
             public_key_file=config.param(PUBLIC_KEY_KNOB, ""),
             daemon_token_file=config.param(DAEMON_TOKEN_KNOB, ""),
+            metrics_require_authentication=bool(config.param_bool(REQUIRE_AUTHENTICATION_KNOB, True)),
         )
 
 
@@ -128,7 +133,8 @@ def configured_collector(config: Config) -> str | None:
 class DaemonService(service.MultiService):
     """One daemon: its listener, its address file and its self-advertising loop.
 
-    Subclasses give ``handlers()`` and may extend ``own_ad()`` and ``advertise_self()``.
+    Subclasses give ``handlers()``, may extend ``own_ad()`` and ``advertise_self()``,
+    and register what they measure in ``metrics_registry``, served on ``/metrics``.
     """
 
     def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None, http=None) -> None:
@@ -141,6 +147,7 @@ class DaemonService(service.MultiService):
         self.key = self.credentials.signing_key  # None on a host that joined the pool
         self.start_time: float | None = None
         self.port = None
+        self.metrics_registry = CollectorRegistry()
         self._sequence = 0
         self._advertiser = task.LoopingCall(self._advertise_quietly)
         self._advertiser.clock = reactor
@@ -148,8 +155,13 @@ class DaemonService(service.MultiService):
     # --- what subclasses provide ---
 
     def handlers(self) -> dict:
-        """The daemon's routes (``/v1/ping`` is added to every daemon)."""
+        """The daemon's routes (``/v1/ping`` and ``/metrics`` are added to every daemon)."""
         return {}
+
+    def route_table(self) -> dict:
+        """Every route the daemon serves: ``handlers()`` with ``/v1/ping`` and ``/metrics``."""
+        return {PING: self._ping, **self.handlers(),
+                **metrics_routes(self.metrics_registry, self.settings.metrics_require_authentication)}
 
     def own_ad(self) -> dict:
         """The daemon's ad in JSON form, as it advertises it."""
@@ -225,8 +237,7 @@ class DaemonService(service.MultiService):
         """Open the listener, publish the address and start advertising."""
         super().startService()
         self.start_time = self.reactor.seconds()
-        table = {PING: self._ping, **self.handlers()}
-        resource = ApiResource(table, token_verifier(self.credentials.verify_key, self.reactor),
+        resource = ApiResource(self.route_table(), token_verifier(self.credentials.verify_key, self.reactor),
                                cooperator=sharing_cooperator(self.reactor))
         site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
                          clock=self.reactor)

@@ -100,6 +100,8 @@ class CycleDriver:
         self._trusted_pools = trusted_pools
         self._schedd_tokens: dict[str, str | None] = {}
         self.reports: list[CycleReport] = []
+        #: Called with each cycle's report as it is recorded (the negotiator's metrics).
+        self.observers: list[Callable[[CycleReport], None]] = []
         self._next = None
         self._running: Deferred | None = None
         self._rerun_soon = False
@@ -209,6 +211,8 @@ class CycleDriver:
 
     def _record(self, report: CycleReport) -> CycleReport:
         self.reports = [*self.reports[-9:], report]
+        for observe in self.observers:
+            observe(report)
         for problem in report.problems:
             _log.warn("negotiator: {problem}", problem=problem)
         _log.info("negotiator: cycle of {duration:.3f}s: {slots} slots, {submitters} submitters, "
@@ -245,6 +249,7 @@ class CycleDriver:
             return attrs.evolve(report, ended=self.clock.seconds(), problems=tuple(problems))
         result: CycleResult = await self._compute(negotiate, list(slots.ads), submitters, self.accountant,
                                                   self.settings.cycle)
+        problems += [f"resource request {rid} matches nothing: {why}" for rid, why in result.bad_requests.items()]
         accepted = await self._send_matches(result, slots, problems)
         return attrs.evolve(report, ended=self.clock.seconds(), matches=len(result.matches),
                             matches_accepted=accepted, problems=tuple(problems))

@@ -17,6 +17,7 @@ from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
 from negotiator.driver import Compute, CycleDriver, compute_here
 from negotiator.errors import NegotiatorError
+from negotiator.metrics import NegotiatorMetrics
 from negotiator.routes import NegotiatorRoutes
 from negotiator.settings import NegotiatorSettings
 
@@ -38,6 +39,7 @@ class NegotiatorService(DaemonService):
                                   lambda: self.settings.collector_host, compute,
                                   trusted_pools=lambda: trusted_pools.current)
         self._routes = NegotiatorRoutes(self.accountant, self.driver.reschedule)
+        self.driver.observers.append(NegotiatorMetrics(self.metrics_registry).observe)
 
     def client_for(self, address: str, token: str | None = None) -> AsyncClient:
         """A client for the daemon at ``address`` carrying ``token`` (another pool's, to

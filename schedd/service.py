@@ -28,6 +28,7 @@ from schedd.ads import scheduler_totals, submitter_ads
 from schedd.execution import Execution
 from schedd.flock_advertiser import FlockAdvertiser, flocked_ads
 from schedd.flocking import FlockLevels, FlockSettings
+from schedd.metrics import ScheddMetrics
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.stored import decode_entries, value_in
@@ -126,6 +127,7 @@ class ScheddService(DaemonService):
         os.makedirs(schedd.spool, exist_ok=True)
         self.queue = JobQueue(schedd.spool, reactor, history_max_jobs=schedd.history_max_jobs,
                               history_max_age=schedd.history_max_age)
+        self.metrics = ScheddMetrics(self.queue.totals_by_owner, self.metrics_registry)
         self._routes = ScheddRoutes(self)
         self._cluster_logs: dict[int, LogTarget | None] = {}
         self._advertised_submitters: set[str] = set()
@@ -146,7 +148,8 @@ class ScheddService(DaemonService):
 
     # --- what routes and the execution side call ---------------------------
     def submitted(self, cluster_id: int, num_procs: int) -> None:
-        """Log the Submit event of each new proc and advertise soon."""
+        """Log the Submit event of each new proc, count the submit and advertise soon."""
+        self.metrics.submitted(num_procs)
         now = now_from(self.clock)
         host = f"<{self.address}>"
         target = self._cluster_log(cluster_id)

@@ -15,6 +15,7 @@ from twisted.logger import Logger
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings, remove_quietly, write_atomically
 from daemoncore.master.backoff import BackoffPolicy
+from daemoncore.master.metrics import MasterMetrics
 from daemoncore.master.processes import ProcessSpawner
 from daemoncore.master.routes import DAEMONS
 from daemoncore.master.supervisor import Supervisor
@@ -32,6 +33,7 @@ class MasterService(DaemonService):
         self.supervisor = supervisor
         self.pool_file = pool_file
         self._facts = pool_facts
+        self.metrics_registry.register(MasterMetrics(supervisor.describe))
 
     def handlers(self) -> dict:
         return {DAEMONS: self._daemons}

@@ -14,6 +14,7 @@ from collector.store import AdStore
 from daemoncore.security import issue_token
 from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
+from daemoncore.wire.metrics import metrics_routes
 from daemoncore.wire.server import ApiResource, make_site
 
 KEY = b"collector-test-signing-key-0123456789"
@@ -34,10 +35,9 @@ def store(clock):
 @pytest.fixture
 def call(store, clock):
     """POST a JSON body to the collector in memory; returns the parsed response."""
-    routes = CollectorRoutes(store, CollectorMetrics(store))
-    site = make_site(
-        ApiResource(routes.handlers(), token_verifier(KEY, clock), cooperator=clock_cooperator(clock)), clock=clock
-    )
+    metrics = CollectorMetrics(store)
+    table = {**CollectorRoutes(store, metrics).handlers(), **metrics_routes(metrics.registry)}
+    site = make_site(ApiResource(table, token_verifier(KEY, clock), cooperator=clock_cooperator(clock)), clock=clock)
 
     def post(path, body=None, token="DAEMON", method="POST"):
         token = {"READ": READ, "DAEMON": DAEMON}.get(token, token)
