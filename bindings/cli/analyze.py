@@ -3,7 +3,8 @@ each chosen job, which clauses of its Requirements the pool's slots meet, and ho
 many slots could run it. ``roost q`` reads the command line (the jobs are chosen as
 it chooses them; its display options make no difference) and hands the request here.
 
-With ``-better-analyze`` and a schedd that flocks (``FLOCK_TO``), each flock pool's
+With ``-better-analyze`` a GPU job's request is also judged card by card
+(:mod:`bindings.gpu_analysis`). With ``-better-analyze`` and a schedd that flocks (``FLOCK_TO``), each flock pool's
 slots are counted too. Only this host's daemons hold the other pools' CAs and tokens
 (the collector's ``GET /v1/trust`` is DAEMON level), so a flock pool is asked with
 them when the caller can read the host's daemon token (as root), and otherwise the
@@ -16,6 +17,7 @@ import sys
 from bindings.analyze import PoolCount, analyze_job, count_pool, render_analysis, render_pool_counts
 from bindings.cli.q import QueueRequest
 from bindings.cli.schedd_session import current_user, located_schedd
+from bindings.gpu_analysis import analyze_gpus, render_gpu_analysis
 
 #: Why a flock pool cannot be asked when this host's daemon token cannot be read.
 NO_DAEMON_TOKEN = ("only this host's daemons hold that pool's CA and token (GET /v1/trust is DAEMON level); "
@@ -39,6 +41,9 @@ def run(request: QueueRequest) -> int:
     for job in sorted(jobs, key=lambda ad: (ad.get("ClusterId", 0), ad.get("ProcId", 0))):
         analysis = analyze_job(job, slots)
         sys.stdout.write(render_analysis(analysis, better=better))
+        gpus = analyze_gpus(job, slots, analysis.job_id) if better and analysis.status == 1 else None
+        if gpus is not None:
+            sys.stdout.write("\n" + render_gpu_analysis(gpus))
         if flocked is not None and analysis.status == 1:
             sys.stdout.write(render_pool_counts(analysis, home.address, flocked.counts(job)))
     return 0
