@@ -18,6 +18,7 @@ from attrs import frozen
 
 from classad import ClassAd
 from daemoncore.wire.resource_request import ResourceRequest
+from gpushare.placement import Grant
 from negotiator.accountant import NO_GROUP, Accountant, group_of
 from negotiator.groups import GroupSettings, allocations
 from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
@@ -44,6 +45,7 @@ class Match:
     weight: float
     consumed: tuple[tuple[str, float], ...] = ()
     claim_id: str = attrs.field(default="", repr=False)
+    grants: tuple[Grant, ...] = ()
 
 
 @frozen
@@ -64,6 +66,7 @@ class CycleResult:
     evaluations: int
     slots_considered: int
     unmatched: dict = attrs.field(factory=dict)
+    bad_requests: dict = attrs.field(factory=dict)
 
 
 def _request_weight(request: ResourceRequest) -> float:
@@ -105,7 +108,7 @@ class _CycleState:
                 job_id = request.job_ids[index] if index < len(request.job_ids) else None
                 self.matches.append(Match(submitter.name, submitter.schedd_address, request.request_id,
                                           job_id, slot_match.slot_name, slot_match.weight,
-                                          slot_match.consumed))
+                                          slot_match.consumed, grants=slot_match.grants))
                 self.given[key] += 1
                 self.left[key] -= 1
                 got += slot_match.weight
@@ -182,7 +185,8 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
         members = by_group[group]
         _spin_pie(state, members, limits.get(group, 0.0) - usage[group], settings.max_spins)
     unmatched = {k: v for k, v in state.left.items() if v > 0}
-    return CycleResult(tuple(state.matches), state.spins, pool.evaluations, len(pool.slots), unmatched)
+    return CycleResult(tuple(state.matches), state.spins, pool.evaluations, len(pool.slots), unmatched,
+                       dict(pool.bad_requests))
 
 
 def _number(value) -> float:

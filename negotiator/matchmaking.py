@@ -4,6 +4,9 @@ Both sides' Requirements must accept; candidates are ordered by
 ``NEGOTIATOR_PRE_JOB_RANK``, then the job's Rank, then ``NEGOTIATOR_POST_JOB_RANK``,
 best first. A partitionable slot is consumed piece by piece (Cpus, Memory, Disk,
 GPUs, rounded as the startd rounds them), so one cycle can place many jobs on it.
+A job asking for GPUs must also fit the slot's cards, card by card
+(:mod:`negotiator.gpu_matching`), and a node placement policy, when one applies, is
+the first term of the order.
 
 For scale, slots are grouped into classes: slots whose attributes that any
 expression can read are equal give the same answer for the same request, so each
@@ -29,6 +32,16 @@ from classad.references import references
 from classad.signature import ExpressionTexts, attribute_key
 from classad.values import ERROR, UNDEFINED
 from daemoncore.wire.resource_request import ResourceRequest
+from gpushare.errors import GpuRequestError
+from gpushare.placement import DEFAULT_POLICY, Grant
+from negotiator.gpu_matching import (
+    CARD_ATTR_LOWER_PREFIX,
+    JobGpuView,
+    job_gpu_view,
+    node_rank,
+    slot_grants,
+    take_cards,
+)
 
 DEFAULT_PRE_JOB_RANK = (
     "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus) - Memory"
@@ -52,6 +65,8 @@ class MatchSettings:
     post_job_rank: ExprTree | None = attrs.field(factory=lambda: ExprTree(DEFAULT_POST_JOB_RANK))
     slot_weight: ExprTree = attrs.field(factory=lambda: ExprTree("Cpus"))
     quantum: tuple[tuple[str, int], ...] = (("Cpus", 1), ("Memory", 128), ("Disk", 1024), ("GPUs", 1))
+    gpu_policy: tuple[str, ...] = DEFAULT_POLICY
+    node_policy: str | None = None
 
     def rank_expressions(self) -> list[ExprTree]:
         return [x for x in (self.pre_job_rank, self.post_job_rank, self.slot_weight) if x is not None]
@@ -66,6 +81,17 @@ class SlotMatch:
     slot_ad: ClassAd = attrs.field(eq=False)
     weight: float
     consumed: tuple[tuple[str, float], ...] = ()
+    grants: tuple[Grant, ...] = ()
+
+
+@frozen
+class Answer:
+    """How one slot class answers one request: its sort key (smallest is best), what a
+    match takes from a partitionable slot, and the cards it gives."""
+
+    key: tuple
+    consumed: tuple[tuple[str, float], ...] = ()
+    grants: tuple[Grant, ...] = ()
 
 
 # --- slots and their classes -------------------------------------------------
@@ -137,7 +163,9 @@ class SlotPool:
         self._significant = self._significant_names(job_ads)
         self._weights: dict[tuple, float] = {}
         self.classes: dict[tuple, dict[int, None]] = {}
-        self._answers: dict[tuple[str, tuple], tuple | None] = {}
+        self._answers: dict[tuple[str, tuple], Answer | None] = {}
+        self._gpu_views: dict[str, JobGpuView | None] = {}
+        self.bad_requests: dict[str, str] = {}
         self.evaluations = 0
         for index, slot in enumerate(self.slots):
             self._classify(index)
@@ -161,6 +189,10 @@ class SlotPool:
                 if type(entry.expr) is not Literal and id(entry.expr) not in seen:
                     seen.add(id(entry.expr))
                     add_refs(job, entry.expr, own_side=False)
+            if _asks_for_gpus(job):
+                names.add("availablegpus")
+                names.update(key for slot in self.slots for key in slot.ad.entries_by_key()
+                             if key.startswith(CARD_ATTR_LOWER_PREFIX))
         for expr in self.settings.rank_expressions():
             names.update(_all_names(expr.node))
         texts: set[str] = set()
@@ -201,34 +233,53 @@ class SlotPool:
             del self.classes[signature]
 
     # --- evaluating one request against one class ---------------------------
-    def answer(self, request: ResourceRequest, signature: tuple, prefilter) -> tuple | None:
-        """``(sort key, consumption)`` of the class for the request (the best key is
-        the smallest), or None when the class's slots do not match it."""
+    def answer(self, request: ResourceRequest, signature: tuple, prefilter) -> Answer | None:
+        """How the class answers the request, or None when its slots do not match it."""
         key = (request.request_id, signature)
         if key in self._answers:
             return self._answers[key]
         members = self.classes.get(signature)
-        if not members:
+        view = self._gpu_view(request)
+        if not members or view is None:
             return None
-        result = self._evaluate(request.ad, self.slots[next(iter(members))], prefilter)
+        result = self._evaluate(request.ad, view, self.slots[next(iter(members))], prefilter)
         self._answers[key] = result
         return result
 
-    def _evaluate(self, job: ClassAd, slot: Slot, prefilter) -> tuple | None:
+    def _gpu_view(self, request: ResourceRequest) -> JobGpuView | None:
+        """The request's GPU view, worked out once; None (and a line in
+        ``bad_requests``) when its GPU attributes are malformed."""
+        if request.request_id not in self._gpu_views:
+            try:
+                view = job_gpu_view(request.ad, self.settings.gpu_policy, self.settings.node_policy)
+            except GpuRequestError as exc:
+                view = None
+                self.bad_requests[request.request_id] = str(exc)
+            self._gpu_views[request.request_id] = view
+        return self._gpu_views[request.request_id]
+
+    def _evaluate(self, job: ClassAd, view: JobGpuView, slot: Slot, prefilter) -> Answer | None:
         if not prefilter.passes(slot.ad):
             return None
         self.evaluations += 1
         ad = slot.ad
         if not (requirements_accept(job, ad) and requirements_accept(ad, job)):
             return None
+        grants: tuple[Grant, ...] = ()
+        if view.request is not None:
+            grants = slot_grants(view.request, ad)
+            if grants is None:
+                return None
         consumed = ()
         if slot.partitionable:
-            consumed = _consumption(job, ad, self.settings)
+            share = view.request is not None and not view.request.whole
+            consumed = _consumption(job, ad, self.settings, count_gpus=not share)
             if consumed is None:
                 return None
         pre = _number(self.settings.pre_job_rank, ad, job)
         post = _number(self.settings.post_job_rank, ad, job)
-        return (-pre, -job_rank(job, ad), -post), consumed
+        node = node_rank(view.node_policy, ad, view.request is not None)
+        return Answer((*node, -pre, -job_rank(job, ad), -post), consumed, grants)
 
     def _weight(self, slot: Slot) -> float:
         """``SLOT_WEIGHT`` of a slot, worked out once per class."""
@@ -238,21 +289,30 @@ class SlotPool:
         return weight
 
     # --- taking slots ----------------------------------------------------------
-    def take(self, index: int, consumed: tuple = ()) -> SlotMatch:
-        """Give slot ``index`` away, or ``consumed`` of it when partitionable."""
+    def take(self, index: int, answer: Answer | None = None) -> SlotMatch:
+        """Give slot ``index`` away, or what ``answer`` consumes of it when partitionable."""
+        answer = answer or Answer(())
         slot = self.slots[index]
         weight_before = self._weight(slot)
         self._declassify(index)
         if not slot.partitionable:
-            return SlotMatch(slot.name, slot.ad, weight_before)
+            return SlotMatch(slot.name, slot.ad, weight_before, grants=answer.grants)
         if slot.source is None:
             slot.source = slot.ad
             slot.ad = slot.ad.copy()
-        for attr, amount in consumed:
+        for attr, amount in answer.consumed:
             slot.ad.set_expr(attr, Literal(_shrunk(slot.ad.evaluate(attr), amount)))
+        take_cards(slot.ad, answer.grants)
         self._classify(index)
         weight_after = self._weight(slot)
-        return SlotMatch(slot.name, slot.source, max(weight_before - weight_after, 0.0), consumed)
+        return SlotMatch(slot.name, slot.source, max(weight_before - weight_after, 0.0), answer.consumed,
+                         answer.grants)
+
+
+def _asks_for_gpus(job: ClassAd) -> bool:
+    """True when a job may ask for GPUs (its slots' cards then matter to the answer)."""
+    return any(attr in job for attr in ("RequestGPUs", "RequestGPUMemory", "RequestGPUMemoryPercent",
+                                        "RequestGPUCores"))
 
 
 def _all_names(node) -> list[str]:
@@ -281,12 +341,16 @@ def _shrunk(left, amount: float):
     return (left if type(left) in (int, float) else 0) - amount
 
 
-def _consumption(job: ClassAd, slot: ClassAd, settings: MatchSettings):
+def _consumption(job: ClassAd, slot: ClassAd, settings: MatchSettings, count_gpus: bool = True):
     """What one match of ``job`` takes from partitionable ``slot``, rounded up to the
-    startd's quanta, or None when the slot has not that much left."""
+    startd's quanta, or None when the slot has not that much left. A GPU share takes
+    pieces of cards, not whole ``GPUs`` (``count_gpus`` False): its cards are taken
+    by :func:`negotiator.gpu_matching.take_cards`."""
     quantum = dict(settings.quantum)
     out = []
     for attr, request_attr, default in CONSUMED:
+        if attr == "GPUs" and not count_gpus:
+            continue
         want = job.evaluate(request_attr, slot)
         if type(want) not in (int, float) or type(want) is bool:
             want = default
@@ -405,7 +469,7 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
     for signature in list(pool.classes):
         answer = pool.answer(request, signature, prefilter)
         if answer is not None:
-            heap.append((answer[0], order, signature))
+            heap.append((answer.key, order, signature))
             queued.add(signature)
             order += 1
     heapq.heapify(heap)
@@ -418,7 +482,7 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
         if not members:
             continue
         index = next(iter(members))
-        match = pool.take(index, pool.answer(request, signature, prefilter)[1])
+        match = pool.take(index, pool.answer(request, signature, prefilter))
         matches.append(match)
         used += match.weight
         if signature in pool.classes and signature not in queued:
@@ -429,7 +493,7 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
         if pool.slots[index].partitionable and new_signature not in queued:
             new_answer = pool.answer(request, new_signature, prefilter)
             if new_answer is not None:
-                heapq.heappush(heap, (new_answer[0], order, new_signature))
+                heapq.heappush(heap, (new_answer.key, order, new_signature))
                 queued.add(new_signature)
                 order += 1
     return matches

@@ -11,8 +11,11 @@ from attrs import frozen
 
 from classad import ExprTree
 from daemoncore.config import Config, ConfigError
+from gpushare.errors import GpuRequestError
+from gpushare.placement import parse_policy
 from negotiator.accountant import AccountantSettings
 from negotiator.cycle import CycleSettings
+from negotiator.gpu_matching import parse_node_policy
 from negotiator.groups import GroupSettings
 from negotiator.matchmaking import DEFAULT_POST_JOB_RANK, DEFAULT_PRE_JOB_RANK, MatchSettings
 
@@ -49,6 +52,8 @@ class NegotiatorSettings:
             pre_job_rank=_expression(config, "NEGOTIATOR_PRE_JOB_RANK", DEFAULT_PRE_JOB_RANK),
             post_job_rank=_expression(config, "NEGOTIATOR_POST_JOB_RANK", DEFAULT_POST_JOB_RANK),
             slot_weight=_expression(config, "SLOT_WEIGHT", "Cpus"),
+            gpu_policy=_gpu_policy(config),
+            node_policy=_node_policy(config),
         )
         return cls(
             interval=interval,
@@ -68,6 +73,33 @@ def _expression(config: Config, name: str, default: str) -> ExprTree:
         return ExprTree(text)
     except ValueError as exc:
         raise ConfigError(f"{name}{_origin(config, name)}: not a ClassAd expression: {exc}") from None
+
+
+def _gpu_policy(config: Config) -> tuple[str, ...]:
+    """``GPU_PLACEMENT_POLICY``, the card policy of jobs that name none (spread when unset).
+
+    Raises:
+        ConfigError: a word is not binpack, spread or numa, naming where it was set.
+    """
+    try:
+        return parse_policy(config.param("GPU_PLACEMENT_POLICY") or "")
+    except GpuRequestError as exc:
+        raise ConfigError(f"GPU_PLACEMENT_POLICY{_origin(config, 'GPU_PLACEMENT_POLICY')}: {exc}") from None
+
+
+def _node_policy(config: Config) -> str | None:
+    """``NODE_PLACEMENT_POLICY``: binpack or spread, None when unset.
+
+    Raises:
+        ConfigError: any other value, naming where it was set.
+    """
+    text = config.param("NODE_PLACEMENT_POLICY")
+    if not text or not text.strip():
+        return None
+    try:
+        return parse_node_policy(text, "NODE_PLACEMENT_POLICY")
+    except GpuRequestError as exc:
+        raise ConfigError(f"{exc}{_origin(config, 'NODE_PLACEMENT_POLICY')}") from None
 
 
 def _constraint(config: Config, name: str) -> str:

@@ -1,0 +1,122 @@
+"""How the matchmaker sees a slot's GPU cards within a cycle.
+
+A job asking for GPUs matches a slot only when :func:`gpushare.placement.fit` finds
+cards for it among the slot's nested card ads (``GPUs_GPU_*``), the same model the
+startd carves claims with, so a match made here is one the startd accepts. A match
+on a partitionable slot takes its grants out of the cycle's working copy of the ad
+(each card's ``FreeMemoryMb``, ``FreeCores``, ``Shares``; the slot's ``GPUs`` =
+untouched cards and ``AvailableGPUs`` = cards with room), so the next match in the
+same cycle sees what is left. ``NODE_PLACEMENT_POLICY`` (or a job's
+``NodePlacementPolicy``) becomes a rank term: binpack puts the machine with the
+least free first (GPUs, then cpus), spread the most free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from classad import ClassAd, ExprTree
+from gpushare.errors import GpuRequestError
+from gpushare.job_request import request_from_job
+from gpushare.placement import DEFAULT_POLICY, Card, Grant, ShareRequest, fit, take
+from gpushare.slot_cards import card_ad_attributes, card_attribute_names, card_from_ad
+
+NODE_POLICY_WORDS = ("binpack", "spread")
+CARD_ATTR_LOWER_PREFIX = "gpus_gpu_"
+
+
+@frozen
+class JobGpuView:
+    """What one request asks of GPUs and machines: its card request (None when it asks
+    for no GPU) and its node placement policy (None when neither job nor pool names one)."""
+
+    request: ShareRequest | None = None
+    node_policy: str | None = None
+
+
+def parse_node_policy(text: str, where: str) -> str:
+    """``binpack`` or ``spread`` from ``text``.
+
+    Raises:
+        GpuRequestError: any other word, naming ``where`` it came from.
+    """
+    word = text.strip().lower()
+    if word not in NODE_POLICY_WORDS:
+        raise GpuRequestError(f"{where} {text!r} is not one of {', '.join(NODE_POLICY_WORDS)}")
+    return word
+
+
+def job_gpu_view(job: ClassAd, gpu_policy: tuple[str, ...] = DEFAULT_POLICY,
+                 node_policy: str | None = None) -> JobGpuView:
+    """The GPU view of ``job``: its request (``GPU_PLACEMENT_POLICY`` = ``gpu_policy``
+    when it names no GPUPlacementPolicy) and its node policy (its own, else the pool's,
+    else spread for a GPU job; a job without GPUs and without a policy is ranked as
+    before node placement existed).
+
+    Raises:
+        GpuRequestError: a GPU attribute or NodePlacementPolicy is malformed, naming it.
+    """
+    request = request_from_job(job, None, gpu_policy)
+    own = job.evaluate("NodePlacementPolicy") if "NodePlacementPolicy" in job else None
+    if type(own) is str and own.strip():
+        node_policy = parse_node_policy(own, "NodePlacementPolicy")
+    elif own is not None and type(own) is not str and "NodePlacementPolicy" in job:
+        raise GpuRequestError(f"NodePlacementPolicy must be the string binpack or spread, not {own!r}")
+    if node_policy is None and request is not None:
+        node_policy = "spread"
+    return JobGpuView(request, node_policy)
+
+
+def slot_cards(slot: ClassAd) -> tuple[tuple[str, Card], ...]:
+    """The slot's cards with the attribute each lives in, in index order."""
+    named = [(name, card_from_ad(slot.get(name), n))
+             for n, name in enumerate(sorted(card_attribute_names(slot)))]
+    named.sort(key=lambda item: (item[1].index, item[1].id))
+    return tuple(named)
+
+
+def slot_grants(request: ShareRequest, slot: ClassAd) -> tuple[Grant, ...] | None:
+    """The cards ``slot`` would give ``request``, or None when it cannot hold it. A
+    whole-card request on a slot that advertises no card ads is left to its ``GPUs``
+    count (``()``), as before cards were advertised; a share needs the cards."""
+    cards = [card for _, card in slot_cards(slot)]
+    if not cards:
+        return () if request.whole else None
+    return fit(cards, request)
+
+
+def has_room(card: Card) -> bool:
+    """True when the card can still take some share (what ``AvailableGPUs`` lists)."""
+    return card.memory_free > 0 and card.cores_free > 0 and card.tasks < card.split_count
+
+
+def take_cards(slot: ClassAd, grants: Sequence[Grant]) -> None:
+    """Take ``grants`` out of the card ads of ``slot`` (a cycle's working copy) and set
+    its ``GPUs`` (untouched cards) and ``AvailableGPUs`` (cards with room) to match."""
+    named = slot_cards(slot)
+    if not named or not grants:
+        return
+    after = take([card for _, card in named], grants)
+    for (name, _), card in zip(named, after, strict=True):
+        nested = slot.get(name).copy()
+        for attr, value in card_ad_attributes(card).items():
+            nested[attr] = value
+        slot[name] = nested
+    slot["GPUs"] = sum(card.untouched for card in after)
+    slot["AvailableGPUs"] = [ExprTree(name) for (name, _), card in zip(named, after, strict=True)
+                             if has_room(card)]
+
+
+def node_rank(policy: str | None, slot: ClassAd, wants_gpus: bool) -> tuple[float, float]:
+    """The node placement term of ``slot`` (smaller is better): for binpack the least
+    free first (free GPU capacity for a GPU job, then Cpus), for spread the most free.
+    ``(0, 0)`` when no policy applies."""
+    if policy is None:
+        return (0.0, 0.0)
+    free_gpus = sum(1.0 - card.fullness for _, card in slot_cards(slot)) if wants_gpus else 0.0
+    cpus = slot.evaluate("Cpus")
+    cpus = float(cpus) if type(cpus) in (int, float) else 0.0
+    sign = 1.0 if policy == "binpack" else -1.0
+    return (sign * free_gpus, sign * cpus)

@@ -1,0 +1,188 @@
+"""Matching GPU jobs card by card within a cycle (negotiator.gpu_matching through the
+matchmaker): a match is one the startd's placement model would accept."""
+
+import pytest
+
+from daemoncore.config import Config, ConfigError
+from daemoncore.wire.resource_request import ResourceRequest
+from gpushare.slot_cards import cards_from_slot_ad
+from negotiator.matchmaking import MatchSettings, SlotPool, match_request
+from negotiator.settings import NegotiatorSettings
+from tests.negotiator.pool_ads import card_ad, gpu_job, gpu_slot, job, partitionable_slot
+
+
+def request_for(ad, count=1, rid="alice#1"):
+    return ResourceRequest(rid, "alice@example.org", "schedd", count, ad)
+
+
+def one_card_machine(name="gpu@a", **card):
+    return gpu_slot(name, [card_ad(1, 0, **card)])
+
+
+def test_four_memory_shares_fill_one_card_and_a_fifth_waits():
+    """Four 10000-MiB shares on one 40 GB card are all matched in one cycle; a fifth is not."""
+    slot = one_card_machine()
+    ad = gpu_job(gpus=1, memory_mib=10000)
+    pool = SlotPool([slot], [ad])
+    matches = match_request(pool, request_for(ad, 5), 5)
+    assert len(matches) == 4
+    assert [g.memory_mib for m in matches for g in m.grants] == [10000] * 4
+    (card,) = cards_from_slot_ad(pool.slots[0].ad)
+    assert (card.memory_free, card.tasks) == (0, 4)
+    assert pool.slots[0].ad["GPUs"] == 0
+    assert cards_from_slot_ad(slot)[0].memory_free == 40000  # the collector's ad is left alone
+
+
+def test_a_share_does_not_take_the_slot_s_gpus_as_whole_cards():
+    """After one share on each of two cards, GPUs (untouched cards) is 0 but both cards keep room."""
+    slot = gpu_slot("gpu@a", [card_ad(1, 0), card_ad(1, 1)])
+    ad = gpu_job(gpus=1, memory_mib=10000)
+    pool = SlotPool([slot], [ad])
+    assert len(match_request(pool, request_for(ad, 2), 2)) == 2
+    working = pool.slots[0].ad
+    assert working["GPUs"] == 0
+    assert len(working.get("AvailableGPUs")) == 2
+
+
+def test_two_large_shares_pinned_to_one_card_match_once():
+    """Two 30000-MiB jobs pinned to one 40 GB card: only one is matched."""
+    slot = gpu_slot("gpu@a", [card_ad(1, 0), card_ad(1, 1)])
+    ad = gpu_job(gpus=1, memory_mib=30000, extra='RequestGPUIds = "GPU-00010000"')
+    matches = match_request(SlotPool([slot], [ad]), request_for(ad, 2), 2)
+    assert [g.id for m in matches for g in m.grants] == ["GPU-00010000"]
+
+
+def test_a_share_larger_than_any_card_never_matches():
+    """A 50000-MiB share on 40 GB cards is not matched."""
+    ad = gpu_job(gpus=1, memory_mib=50000)
+    assert match_request(SlotPool([one_card_machine()], [ad]), request_for(ad), 1) == []
+
+
+def test_a_whole_card_job_needs_an_untouched_card():
+    """A whole-card job pinned to a card someone shares is not matched; on an untouched card it is,
+    and the slot's GPUs goes down by one."""
+    slot = gpu_slot("gpu@a", [card_ad(1, 0, free_memory=30000, shares=1), card_ad(1, 1)])
+    pinned = gpu_job(gpus=1, extra='RequestGPUIds = "0"')
+    free = gpu_job(gpus=1, owner="bob")
+    pool = SlotPool([slot], [pinned, free])
+    assert match_request(pool, request_for(pinned, rid="p"), 1) == []
+    matches = match_request(pool, request_for(free, 2, rid="f"), 2)
+    assert [g.index for m in matches for g in m.grants] == [1]
+    assert matches[0].grants[0].whole
+    assert pool.slots[0].ad["GPUs"] == 0
+
+
+def test_numa_bind_needs_one_node_with_enough_cards():
+    """A 3-card numa-bind request on a 2+2 machine does not match; with numa as a preference it does."""
+    cards = [card_ad(1, i, numa=i // 2) for i in range(4)]
+    bound = gpu_job(gpus=3, memory_mib=1000, extra="GPUNumaBind = true")
+    loose = gpu_job(gpus=3, memory_mib=1000, extra='GPUPlacementPolicy = "numa"', owner="bob")
+    pool = SlotPool([gpu_slot("gpu@a", cards)], [bound, loose])
+    assert match_request(pool, request_for(bound, rid="b"), 1) == []
+    assert len(match_request(pool, request_for(loose, rid="l"), 1)[0].grants) == 3
+
+
+def test_split_count_limits_shares_per_card():
+    """With SplitCount 3 a fourth share never lands on the card."""
+    slot = one_card_machine(split_count=3)
+    ad = gpu_job(gpus=1, memory_mib=1000)
+    assert len(match_request(SlotPool([slot], [ad]), request_for(ad, 5), 5)) == 3
+
+
+def test_exclusive_cores_share_takes_the_card_alone():
+    """A 100%-cores share takes an untouched card and nothing joins it."""
+    slot = one_card_machine()
+    exclusive = gpu_job(gpus=1, memory_mib=1000, extra="RequestGPUCores = 100")
+    small = gpu_job(gpus=1, memory_mib=1000, owner="bob")
+    pool = SlotPool([slot], [exclusive, small])
+    assert len(match_request(pool, request_for(exclusive, 2, rid="x"), 2)) == 1
+    assert match_request(pool, request_for(small, rid="s"), 1) == []
+
+
+def test_a_malformed_gpu_request_matches_nothing_and_says_why():
+    """RequestGPUCores = 150 matches no slot, and the pool records the reason by request."""
+    ad = gpu_job(gpus=1, extra="RequestGPUCores = 150")
+    pool = SlotPool([one_card_machine()], [ad])
+    assert match_request(pool, request_for(ad, rid="bad#1"), 1) == []
+    assert "RequestGPUCores" in pool.bad_requests["bad#1"]
+
+
+def test_slots_with_different_free_cards_are_different_classes():
+    """Two slots alike but for one card's free memory are two classes, so the full one
+    is not matched on the empty one's answer."""
+    empty = gpu_slot("gpu@a", [card_ad(1, 0)])
+    full = gpu_slot("gpu@b", [card_ad(1, 0, free_memory=5000, shares=1)])
+    ad = gpu_job(gpus=1, memory_mib=10000)
+    pool = SlotPool([full, empty], [ad])
+    assert len(pool.classes) == 2
+    assert [m.slot_name for m in match_request(pool, request_for(ad, 4), 4)] == ["gpu@a"] * 4
+
+
+def test_gpu_placement_policy_default_orders_cards_on_a_machine():
+    """GPU_PLACEMENT_POLICY = binpack puts the next share on the fullest card; the
+    default (spread) on the emptiest; a job's own GPUPlacementPolicy wins."""
+    cards = [card_ad(1, 0), card_ad(1, 1, free_memory=30000, shares=1)]
+    ad = gpu_job(gpus=1, memory_mib=1000)
+    binpack = SlotPool([gpu_slot("gpu@a", cards)], [ad], MatchSettings(gpu_policy=("binpack",)))
+    assert match_request(binpack, request_for(ad), 1)[0].grants[0].index == 1
+    assert match_request(SlotPool([gpu_slot("gpu@a", cards)], [ad]), request_for(ad), 1)[0].grants[0].index == 0
+    own = gpu_job(gpus=1, memory_mib=1000, extra='GPUPlacementPolicy = "spread"')
+    assert match_request(SlotPool([gpu_slot("gpu@a", cards)], [own], MatchSettings(gpu_policy=("binpack",))),
+                         request_for(own), 1)[0].grants[0].index == 0
+
+
+def two_machines():
+    return [gpu_slot(f"gpu@{host}", [card_ad(n, 0), card_ad(n, 1)]) for n, host in ((1, "a"), (2, "b"))]
+
+
+def test_node_placement_binpack_fills_one_machine_first():
+    """NODE_PLACEMENT_POLICY = binpack: four shares go to one machine; spread alternates."""
+    ad = gpu_job(gpus=1, memory_mib=20000)
+    packed = match_request(SlotPool(two_machines(), [ad], MatchSettings(node_policy="binpack")),
+                           request_for(ad, 4), 4)
+    assert [m.slot_name for m in packed] == ["gpu@a"] * 4
+    spread = match_request(SlotPool(two_machines(), [ad]), request_for(ad, 4), 4)
+    assert sorted(m.slot_name for m in spread[:2]) == ["gpu@a", "gpu@b"]
+
+
+def test_a_job_s_node_placement_policy_overrides_the_pool():
+    """NodePlacementPolicy = "binpack" on the job beats the pool's spread."""
+    ad = gpu_job(gpus=1, memory_mib=20000, extra='NodePlacementPolicy = "binpack"')
+    matches = match_request(SlotPool(two_machines(), [ad], MatchSettings(node_policy="spread")),
+                            request_for(ad, 2), 2)
+    assert [m.slot_name for m in matches] == ["gpu@a"] * 2
+
+
+def test_node_binpack_ranks_cpu_jobs_by_free_cpus():
+    """For a job without GPUs, binpack prefers the machine with fewer free cores, spread more."""
+    small, big = partitionable_slot("small@a", cpus=4), partitionable_slot("big@b", cpus=32)
+    settings = MatchSettings(pre_job_rank=None, node_policy="binpack")
+    ad = job()
+    assert match_request(SlotPool([big, small], [ad], settings), request_for(ad), 1)[0].slot_name == "small@a"
+    settings = MatchSettings(pre_job_rank=None, node_policy="spread")
+    assert match_request(SlotPool([small, big], [ad], settings), request_for(ad), 1)[0].slot_name == "big@b"
+
+
+def test_a_whole_card_job_still_matches_slots_without_card_ads():
+    """A slot advertising GPUs but no card ads (an older startd) still takes whole-card jobs."""
+    slot = partitionable_slot("old@a", gpus=2)
+    ad = gpu_job(gpus=1)
+    pool = SlotPool([slot], [ad])
+    assert len(match_request(pool, request_for(ad, 3), 3)) == 2
+    share = gpu_job(gpus=1, memory_mib=1000, owner="bob")
+    assert match_request(SlotPool([slot], [share]), request_for(share), 1) == []
+
+
+def test_placement_knobs_are_read_and_checked():
+    """GPU_PLACEMENT_POLICY and NODE_PLACEMENT_POLICY reach the match settings; a bad word
+    is a config error naming the knob."""
+    settings = NegotiatorSettings.from_config(Config.from_text(
+        "GPU_PLACEMENT_POLICY = numa,binpack\nNODE_PLACEMENT_POLICY = binpack\n"))
+    assert settings.cycle.match.gpu_policy == ("numa", "binpack")
+    assert settings.cycle.match.node_policy == "binpack"
+    default = NegotiatorSettings.from_config(Config.from_text(""))
+    assert (default.cycle.match.gpu_policy, default.cycle.match.node_policy) == (("spread",), None)
+    with pytest.raises(ConfigError, match="NODE_PLACEMENT_POLICY"):
+        NegotiatorSettings.from_config(Config.from_text("NODE_PLACEMENT_POLICY = depth\n"))
+    with pytest.raises(ConfigError, match="GPU_PLACEMENT_POLICY"):
+        NegotiatorSettings.from_config(Config.from_text("GPU_PLACEMENT_POLICY = tight\n"))
