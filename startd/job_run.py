@@ -29,6 +29,7 @@ from daemoncore.wire.errors import RemoteError, Unreachable
 from startd import sandbox as sb
 from startd.claim_leases import job_lease_of
 from startd.errors import StarterError
+from startd.gpu_sharing import GpuSharing
 from startd.job_account import JobAccount
 from startd.schedd_link import ScheddLink
 from startd.starter import JobOutcome, Starter
@@ -66,6 +67,7 @@ class RunSettings:
     vacate_time: float = 600.0
     usage_interval: float = DEFAULT_USAGE_INTERVAL
     sample_interval: float = 5.0
+    gpu_sharing: GpuSharing = GpuSharing()
 
 
 def starter_job_ad(job: classad.ClassAd, transferred_executable: str | None) -> classad.ClassAd:
@@ -112,6 +114,10 @@ class JobRun:
         #: The run's last report (exit, evicted or hold) is on its way: once the schedd
         #: has it, it may activate the claim again before this run has wound up.
         self.final_report_sent = False
+        #: GPUsMemoryUsage/GPUsAverageUsage, kept up to date by the startd's GPU monitor.
+        self.gpu_attributes: dict[str, Any] = {}
+        self._gpu_hold: dict[str, Any] | None = None
+        self.ended = False
 
     # --- stopping ---
 
@@ -132,6 +138,12 @@ class JobRun:
         self._forceful = True
         if self.starter is not None:
             self.starter.kill()
+
+    def hold_for(self, attrs_: dict[str, Any]) -> None:
+        """Kill the job now and report it held with ``attrs_`` (the GPU watchdog's overuse)."""
+        if self._gpu_hold is None and not self.final_report_sent:
+            self._gpu_hold = attrs_
+            self.kill(attrs_["HoldReason"])
 
     # --- the run ---
 
@@ -154,6 +166,7 @@ class JobRun:
             _log.failure("job {job}: the run failed unexpectedly", job=self.job_id)
             return await self._failed(exc)
         finally:
+            self.ended = True
             self._stop_usage_loop()
             if self.sandbox is not None:
                 sb.remove_sandbox(self.sandbox)
@@ -196,7 +209,7 @@ class JobRun:
         self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
                                sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
                                sample_interval=self.settings.sample_interval, transferred=True,
-                               account=self.account)
+                               account=self.account, gpu_sharing=self.settings.gpu_sharing)
         try:
             ended = self.starter.start()
         except (StarterError, OSError) as exc:
@@ -209,6 +222,8 @@ class JobRun:
         outcome: JobOutcome = await ended
         await reported
         self._stop_usage_loop()
+        if self._gpu_hold is not None:
+            return await self._hold({**self._gpu_hold, **outcome.usage.attributes(), **self.gpu_attributes})
         if self.stopping or outcome.stopped:
             return await self._evicted(outcome)
         return await self._finish(outcome, snapshot, self.reactor.seconds() - started_at)
@@ -249,7 +264,7 @@ class JobRun:
             return Ending.LOST
         except OSError as exc:
             return await self._hold(_output_unreadable(exc))
-        await self._report("exit", exit_attributes(outcome, wall))
+        await self._report("exit", {**exit_attributes(outcome, wall), **self.gpu_attributes})
         return Ending.EXITED
 
     def _blocking(self, light: bool, function: Callable, *args: Any) -> Deferred:
@@ -261,6 +276,7 @@ class JobRun:
         attrs_ = {"Reason": self.stop_reason or "the job was stopped on the execute machine"}
         if outcome is not None:
             attrs_.update(outcome.usage.attributes())
+        attrs_.update(self.gpu_attributes)
         await self._report("evicted", attrs_)
         return Ending.EVICTED
 
@@ -319,7 +335,8 @@ class JobRun:
     def _report_usage(self) -> Deferred | None:
         if self.starter is None:
             return None
-        return Deferred.fromCoroutine(self._report("usage", self.starter.usage.attributes()))
+        return Deferred.fromCoroutine(self._report("usage", {**self.starter.usage.attributes(),
+                                                             **self.gpu_attributes}))
 
 
 def report_interval(job: classad.ClassAd, usage_interval: float) -> float:

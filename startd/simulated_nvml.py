@@ -3,14 +3,29 @@
 ``GPU_DISCOVERY = simulated:2xA100:40G`` (groups joined by ``+`` or ``,``:
 ``simulated:2xA100:40G+1xT4:16G``) builds one of these. It presents the same
 functions, return shapes and error class as pynvml, so discovery runs one code path.
+
+Per-process use, for the GPU watchdog's tests: given a ``usage_dir``, a process "uses" a
+card by writing a file named by its pid in that directory, one line per card::
+
+    <card> <MiB> [<utilisation percent>]
+
+where ``<card>`` is the card's short id (``GPU-1a2b3c4d``), full UUID or index. The
+startd hands jobs the directory in ``ROOST_SIMULATED_GPU_USAGE``, so a job can write
+``$ROOST_SIMULATED_GPU_USAGE/$$``. Files of processes that no longer exist, malformed
+lines and anything past the first 4 KiB of a file are ignored.
+``nvmlDeviceGetComputeRunningProcesses`` and ``nvmlDeviceGetUtilizationRates`` answer from
+these files (a card's utilisation is the sum of its processes', at most 100), and
+``nvmlDeviceGetMemoryInfo`` counts their memory as used.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 
 import attrs
+import psutil
 
 from startd.errors import DiscoveryError
 
@@ -39,6 +54,48 @@ class SimulatedMemory:
     total: int
     free: int
     used: int
+
+
+@attrs.frozen
+class SimulatedProcess:
+    """One entry of ``nvmlDeviceGetComputeRunningProcesses``: a pid and its memory in bytes."""
+
+    pid: int
+    usedGpuMemory: int  # noqa: N815 - pynvml's name
+
+
+@attrs.frozen
+class SimulatedUtilization:
+    """What ``nvmlDeviceGetUtilizationRates`` returns: percent busy of SMs and of memory."""
+
+    gpu: int
+    memory: int
+
+
+#: How much of one usage file is read.
+USAGE_FILE_LIMIT = 4096
+
+
+def read_usage_dir(usage_dir: str) -> list[tuple[int, str, int, int]]:
+    """(pid, card, MiB, utilisation percent) for every line of every live process's file."""
+    try:
+        names = os.listdir(usage_dir)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit() or not psutil.pid_exists(int(name)):
+            continue
+        try:
+            with open(os.path.join(usage_dir, name), "rb") as handle:
+                text = handle.read(USAGE_FILE_LIMIT).decode(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            words = line.split()
+            if len(words) in (2, 3) and all(w.isdigit() for w in words[1:]):
+                found.append((int(name), words[0], int(words[1]), int(words[2]) if len(words) == 3 else 0))
+    return found
 
 
 @attrs.frozen
@@ -90,7 +147,7 @@ class SimulatedNvml:
 
     NVMLError = NVMLError
 
-    def __init__(self, spec: str, seed: str = "roost") -> None:
+    def __init__(self, spec: str, seed: str = "roost", usage_dir: str | None = None) -> None:
         devices = []
         for count, model, memory in parse_simulated_spec(spec):
             for _ in range(count):
@@ -101,6 +158,7 @@ class SimulatedNvml:
         half = (len(devices) + 1) // 2 if len(devices) > 1 else len(devices)
         self.devices = [attrs.evolve(d, numa_node=0 if d.index < half else 1) for d in devices]
         self._initialized = 0
+        self.usage_dir = usage_dir
 
     def nvmlInit(self) -> None:  # noqa: N802 - pynvml's name
         self._initialized += 1
@@ -127,7 +185,27 @@ class SimulatedNvml:
 
     def nvmlDeviceGetMemoryInfo(self, handle: SimulatedDevice) -> SimulatedMemory:  # noqa: N802
         total = handle.memory_mib * 1024 * 1024
-        return SimulatedMemory(total=total, free=total, used=0)
+        used = min(total, sum(p.usedGpuMemory for p in self.nvmlDeviceGetComputeRunningProcesses(handle)))
+        return SimulatedMemory(total=total, free=total - used, used=used)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: SimulatedDevice) -> list[SimulatedProcess]:  # noqa: N802
+        """The processes using ``handle`` by the usage files, one entry per pid."""
+        used: dict[int, int] = {}
+        for pid, _, mib, _ in self._lines_of(handle):
+            used[pid] = used.get(pid, 0) + mib * 1024 * 1024
+        return [SimulatedProcess(pid, memory) for pid, memory in sorted(used.items())]
+
+    def nvmlDeviceGetUtilizationRates(self, handle: SimulatedDevice) -> SimulatedUtilization:  # noqa: N802
+        """The sum of the utilisation its processes report, at most 100."""
+        busy = min(100, sum(percent for _, _, _, percent in self._lines_of(handle)))
+        return SimulatedUtilization(gpu=busy, memory=busy)
+
+    def _lines_of(self, handle: SimulatedDevice) -> list[tuple[int, str, int, int]]:
+        if self.usage_dir is None:
+            return []
+        short = "GPU-" + handle.uuid[4:].replace("-", "")[:8]
+        names = {handle.uuid.lower(), short.lower(), str(handle.index)}
+        return [line for line in read_usage_dir(self.usage_dir) if line[1].lower() in names]
 
     def nvmlDeviceGetCudaComputeCapability(self, handle: SimulatedDevice) -> tuple[int, int]:  # noqa: N802
         return handle.capability

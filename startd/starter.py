@@ -23,6 +23,7 @@ from daemoncore.security.accounts import Account, can_switch_user
 from daemoncore.security.acting_as import acting_as
 from startd import sandbox as sb
 from startd.errors import StarterError
+from startd.gpu_sharing import GpuSharing, gpu_environment
 from startd.job_command import job_argv, job_environment
 from startd.spawn import JobProcess
 from startd.usage import Usage, sample_tree, tree_processes
@@ -57,24 +58,6 @@ class JobOutcome:
         else:
             found["ExitCode"] = self.exit_code
         return found
-
-
-def gpu_environment(machine_ad: classad.ClassAd) -> dict[str, str]:
-    """``CUDA_VISIBLE_DEVICES`` for the slot's cards, and HAMi-core's limits for a share of one."""
-    assigned = machine_ad.get("AssignedGPUs") if "AssignedGPUs" in machine_ad else None
-    if not isinstance(assigned, str) or not assigned:
-        detected = machine_ad.get("DetectedGPUs") if "DetectedGPUs" in machine_ad else ""
-        return {"CUDA_VISIBLE_DEVICES": ""} if detected else {}
-    ids = [i.strip() for i in assigned.split(",") if i.strip()]
-    found = {"CUDA_VISIBLE_DEVICES": ",".join(ids), "_CONDOR_AssignedGPUs": ",".join(ids)}
-    memory = machine_ad.get("AssignedGPUMemoryMb") if "AssignedGPUMemoryMb" in machine_ad else None
-    cores = machine_ad.get("AssignedGPUCores") if "AssignedGPUCores" in machine_ad else None
-    if isinstance(memory, int) and memory > 0:
-        for index in range(len(ids)):
-            found[f"CUDA_DEVICE_MEMORY_LIMIT_{index}"] = f"{memory}m"
-    if isinstance(cores, int) and 0 < cores < 100:
-        found["CUDA_DEVICE_SM_LIMIT"] = str(cores)
-    return found
 
 
 def _stdio_path(sandbox: str, job: classad.ClassAd, attr: str, default: str,
@@ -116,7 +99,8 @@ class Starter:
 
     ``sandbox`` is one already made and filled (by file transfer); ``transferred``
     says stdio follows file transfer's names (stdout in ``_condor_stdout``);
-    ``account`` is whom the job runs as (None: this process's own account).
+    ``account`` is whom the job runs as (None: this process's own account);
+    ``gpu_sharing`` how the job's card shares are enforced (:mod:`startd.gpu_sharing`).
     """
 
     process_class: type[JobProcess] = JobProcess
@@ -124,9 +108,11 @@ class Starter:
     def __init__(self, reactor, job: classad.ClassAd, machine_ad: classad.ClassAd, execute_dir: str, *,
                  vacate_time: float = DEFAULT_VACATE_TIME,
                  sample_interval: float = DEFAULT_SAMPLE_INTERVAL, sandbox: str | None = None,
-                 transferred: bool = False, account: Account | None = None) -> None:
+                 transferred: bool = False, account: Account | None = None,
+                 gpu_sharing: GpuSharing | None = None) -> None:
         self.reactor = reactor
         self.account = account
+        self.gpu_sharing = gpu_sharing
         self.job = job
         self.machine_ad = machine_ad
         self.execute_dir = execute_dir
@@ -164,7 +150,7 @@ class Starter:
 
     def _environment(self, job_ad_path: str, machine_ad_path: str) -> dict[str, str]:
         env = {**account_environment(self.account), **job_environment(self.job)}
-        env.update(gpu_environment(self.machine_ad))
+        env.update(gpu_environment(self.machine_ad, self.gpu_sharing))
         env.update({"_CONDOR_SCRATCH_DIR": self.sandbox, "_CONDOR_JOB_AD": job_ad_path,
                     "_CONDOR_MACHINE_AD": machine_ad_path, "TMPDIR": self.sandbox,
                     "TMP": self.sandbox, "TEMP": self.sandbox})
