@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import warnings
 
+from gpushare.placement import POLICY_WORDS
 from schedd.submit.cluster import RuleReader
 from schedd.submit.errors import SubmitError, SubmitWarning
 from schedd.submit.values import Expr, size_value, string_value, to_value
@@ -35,7 +36,6 @@ CARD_CONSTRAINTS = (("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= 
 GPU_COMMANDS = ("request_gpus", "require_gpus", "cuda_version", *SHARE_COMMANDS, *PLACEMENT_COMMANDS,
                 *(command for command, _, _ in CARD_CONSTRAINTS))
 
-POLICY_WORDS = ("binpack", "spread", "numa")
 NODE_POLICY_WORDS = ("binpack", "spread")
 #: the largest share a job may ask for on one card (1 PiB, in MiB)
 MAX_CARD_MEMORY_MIB = 1 << 30

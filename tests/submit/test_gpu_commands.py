@@ -109,3 +109,16 @@ def test_share_commands_are_known_to_the_misspelling_check():
     job("request_gpu_memory = 4G\nrequest_gpu_cores = 10\nuse_gpu_types = A100")
     with pytest.warns(SubmitWarning, match="did you mean 'request_gpu_memory'"):
         Submit("executable = /bin/true\nrequest_gpu_memroy = 4096\nqueue\n").jobs(owner="a")
+
+
+def test_the_placement_model_reads_what_submit_makes():
+    """The negotiator's and startd's reader (gpushare) sees the request the commands describe."""
+    from gpushare.job_request import request_from_job
+    from gpushare.placement import ShareRequest
+
+    ad = job("request_gpus = 2\nrequest_gpu_memory = 10G\nrequest_gpu_cores = 30\ngpu_placement = numa,binpack\n"
+             "gpu_numa_bind = true\nuse_gpu_uuids = GPU-1a2b3c4d,1\navoid_gpu_types = K80")
+    assert request_from_job(ad) == ShareRequest(
+        count=2, memory_mib=10240, cores=30, use_ids=("GPU-1a2b3c4d", "1"), avoid_types=("K80",),
+        policy=("numa", "binpack"), numa_bind=True)
+    assert request_from_job(job("request_gpu_memory_percent = 25")) == ShareRequest(memory_percent=25)
