@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+import attrs
 from twisted.internet import task, threads
 from twisted.internet.defer import Deferred, DeferredList, FirstError, gatherResults, succeed
 from twisted.logger import Logger
@@ -32,6 +33,8 @@ from startd.claim_leases import (
 )
 from startd.discovery import discover_machine
 from startd.errors import DiscoveryError, SlotConfigError
+from startd.gpu_enforcement import build_gpu_enforcement
+from startd.gpu_monitor import GpuMonitor
 from startd.job_account import JobAccount, RunAsPolicy, choose_account
 from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
 from startd.routes import Activation, StartdRoutes
@@ -67,7 +70,8 @@ class StartdService(DaemonService):
     def __init__(self, settings: DaemonSettings, reactor, table: SlotTable, run_settings: RunSettings,
                  key: bytes | None = None, http=None,
                  run_blocking: Callable[..., Deferred] = run_in_thread,
-                 run_as_policy: RunAsPolicy | None = None, lease_terms: LeaseTerms | None = None) -> None:
+                 run_as_policy: RunAsPolicy | None = None, lease_terms: LeaseTerms | None = None,
+                 gpu_monitor: GpuMonitor | None = None) -> None:
         super().__init__(settings, reactor, key, http)
         self.table = table
         self.run_settings = run_settings
@@ -79,6 +83,10 @@ class StartdService(DaemonService):
         self._lease_loop.clock = reactor
         self._pending_advertise = None
         self._advertised = AdvertisedSlots()
+        #: Samples the cards and holds jobs over their GPU memory share (None without cards).
+        self.gpu_monitor = gpu_monitor
+        if gpu_monitor is not None:
+            gpu_monitor.watch(lambda: list(self.routes.runs.values()))
 
     # --- identity and ads ---
 
@@ -180,11 +188,15 @@ class StartdService(DaemonService):
         """Start serving, and check the claims' leases (and a drain's retirement times) every second."""
         super().startService()
         self._lease_loop.start(LEASE_CHECK_INTERVAL, now=False)
+        if self.gpu_monitor is not None:
+            self.gpu_monitor.start()
 
     def stopService(self) -> Deferred:
         """Kill running jobs, take the slot ads out of the collector, then stop."""
         if self._lease_loop.running:
             self._lease_loop.stop()
+        if self.gpu_monitor is not None:
+            self.gpu_monitor.stop()
         if self._pending_advertise is not None and self._pending_advertise.active():
             self._pending_advertise.cancel()
         endings = DeferredList(self.routes.stop_all("the startd is shutting down"), consumeErrors=True)
@@ -242,8 +254,10 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     policy.check()
     table = SlotTable.from_plans(machine, plans, reactor, start=config.param("START") or "true",
                                  rank=config.param("RANK") or "0", domains=domains)
-    return StartdService(settings, reactor, table, run_settings_from(config, execute_dir), run_as_policy=policy,
-                         lease_terms=lease_terms_from(config))
+    gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
+    run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing)
+    return StartdService(settings, reactor, table, run_settings, run_as_policy=policy,
+                         lease_terms=lease_terms_from(config), gpu_monitor=gpu.monitor)
 
 
 def lease_terms_from(config: Config) -> LeaseTerms:
