@@ -5,7 +5,8 @@ Query: ``-schedd``, ``-submitters``, ``-negotiator``, ``-master``, ``-collector`
 ``-any`` (default: slots), ``-constraint EXPR`` (repeatable, all must hold), names of
 machines or slots, ``-pool HOST:PORT``. Display: the default table with its totals,
 ``-compact``, ``-total``, ``-l``/``-long``, ``-json``, ``-af[:lhVr,tng] ATTR...``,
-``-format FMT ATTR``, ``-wide``.
+``-format FMT ATTR``, ``-wide``, ``-gpus`` (slots with GPUs only; its table is one
+line per card: memory and cores taken and free, shares and the jobs on it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bindings.cli.status_format import (
     compile_expression,
     plain_value,
 )
+from bindings.cli.status_gpus import GPU_SLOTS, gpu_table
 from bindings.cli.status_tables import (
     JOB_TOTALS,
     attribute,
@@ -58,10 +60,13 @@ class StatusRequest:
     formats: list[tuple[str, str]] = field(factory=list)
     pool: str | None = None
     wide: bool = False
+    gpus: bool = False
 
     def constraint(self) -> str:
         """All the constraints (and the names asked for) as one expression."""
         parts = [f"({text})" for text in self.constraints]
+        if self.gpus:
+            parts.append(f"({GPU_SLOTS})")
         if self.names:
             parts.append("(" + " || ".join(_name_test(name) for name in self.names) + ")")
         return " && ".join(parts) or "true"
@@ -74,7 +79,7 @@ def _name_test(name: str) -> str:
 
 COMMAND = CommandLine("roost status", "usage: roost status [options] [name ...]\n\n" + USAGE, [
     *(Option(flag) for flag in QUERY_FLAGS), *(Option(flag) for flag in DISPLAY_FLAGS),
-    Option("-constraint", 1), Option("-pool", 1), Option("-wide"), Option("-format", 2),
+    Option("-constraint", 1), Option("-pool", 1), Option("-wide"), Option("-gpus"), Option("-format", 2),
     Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
 ])
 
@@ -109,6 +114,8 @@ def _take(request: StatusRequest, given: Given) -> None:
         request.pool = given.value
     elif name == "-wide":
         request.wide = True
+    elif name == "-gpus":
+        request.gpus = True
     elif name == "-format":
         request.formats.append(given.values)
         request.display = "format"
@@ -133,6 +140,8 @@ def render(request: StatusRequest, ads: list, now: float) -> str:
             return slot_totals(ads) if ads else ""
         if request.display == "compact":
             return compact_table(ads, now, request.wide)
+        if request.gpus:
+            return gpu_table(ads, request.wide)
         return slot_table(ads, now, request.wide)
     if request.display == "total":
         return job_totals(ads, JOB_TOTALS[my_type]) if my_type in JOB_TOTALS and ads else ""

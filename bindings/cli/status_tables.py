@@ -12,6 +12,7 @@ from collections.abc import Callable
 from attrs import frozen
 
 from bindings.cli.status_format import plain_value
+from bindings.cli.status_gpus import COMPACT_GPU_HEADINGS, COMPACT_GPU_WIDTHS, compact_gpu_columns
 from classad.values import Value
 
 SLOT_STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drained")
@@ -202,21 +203,28 @@ COMPACT_WIDTHS = (18, 11, 5, 4, 4, 8, 6, 7, 8, 2, 8, 9)
 
 
 def compact_table(ads: list, now: float, wide: bool = False) -> str:
-    """``-compact``: one line per machine, summed over its slots, then the totals block."""
+    """``-compact``: one line per machine, summed over its slots (with GPU columns when
+    the pool has GPUs), then the totals block."""
     if not ads:
         return ""
     machines: dict[str, list] = defaultdict(list)
     for ad in ads:
         machine = attribute(ad, "Machine")
         machines[machine if isinstance(machine, str) else plain_value(attribute(ad, "Name"))].append(ad)
+    gpus = compact_gpu_columns(ads)
+    headings, widths = COMPACT_HEADINGS, COMPACT_WIDTHS
+    if gpus is not None:
+        headings, widths = headings + COMPACT_GPU_HEADINGS, widths + COMPACT_GPU_WIDTHS
     head = " ".join(h.rjust(w) if i > 1 and h != "ST" else h.ljust(w)
-                    for i, (h, w) in enumerate(zip(COMPACT_HEADINGS, COMPACT_WIDTHS))).rstrip()
+                    for i, (h, w) in enumerate(zip(headings, widths))).rstrip()
     lines = [head, ""]
     for name in sorted(machines):
         cells = compact_row(name, machines[name])
+        if gpus is not None:
+            cells += gpus.get(name, ["0", "0", "0.0"])
         lines.append(" ".join((c[:w] if i == 0 and not wide else c).rjust(w) if i > 1 and i != 9 else
                               (c[:w] if i == 0 and not wide else c).ljust(w)
-                              for i, (c, w) in enumerate(zip(cells, COMPACT_WIDTHS))).rstrip())
+                              for i, (c, w) in enumerate(zip(cells, widths))).rstrip())
     return "\n".join(lines) + "\n\n" + slot_totals(ads)
 
 
