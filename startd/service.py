@@ -34,6 +34,7 @@ from startd.claim_leases import (
 from startd.discovery import discover_machine
 from startd.errors import DiscoveryError, SlotConfigError
 from startd.gpu_enforcement import build_gpu_enforcement
+from startd.gpu_metrics import GpuMetrics, no_usage
 from startd.gpu_monitor import GpuMonitor
 from startd.job_account import JobAccount, RunAsPolicy, choose_account
 from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
@@ -87,6 +88,8 @@ class StartdService(DaemonService):
         self.gpu_monitor = gpu_monitor
         if gpu_monitor is not None:
             gpu_monitor.watch(lambda: list(self.routes.runs.values()))
+        self.metrics_registry.register(GpuMetrics(self.table.public_ads,
+                                                  gpu_monitor.latest if gpu_monitor is not None else no_usage))
 
     # --- identity and ads ---
 

@@ -70,6 +70,7 @@ DAEMONS = [
     ("COLLECTOR", "Collector", _collector, "roost_pool_cpus_total"),
     ("SCHEDD", "Scheduler", _schedd, "roost_schedd_jobs"),
     ("NEGOTIATOR", "Negotiator", _negotiator, "roost_negotiator_matches"),
+    ("STARTD", "Machine", _startd, "roost_gpu_memory_total_bytes"),
     ("MASTER", "DaemonMaster", _master, "roost_master_daemon_restarts"),
 ]
 
