@@ -1,8 +1,8 @@
 """What a slot holds: CPUs, memory (MiB), disk (KiB) and GPUs, whole or as shares.
 
-A :class:`GpuShare` is a piece of one card: its memory in MiB and its compute in
-percent of the card (HAMi's ``gpumem`` and ``gpucores``). A whole card is a share
-of all its memory and 100 % of its cores, flagged ``whole`` so no one else gets it.
+A slot's GPUs are :class:`gpushare.placement.Grant` values, the one representation
+the model, the negotiator and claim reuse share: a piece of one card (its memory in
+MiB, its compute in percent of the SMs), or the whole card, flagged ``whole``.
 """
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-FULL_CORES = 100
+from gpushare.placement import FULL_CORES, Card, Grant
+from startd.gpus import GpuDevice
 
 
-@attrs.frozen
-class GpuShare:
-    """A piece of the card ``gpu_id``: ``memory_mb`` of its memory, ``cores`` percent of its SMs."""
+def card_of(device: GpuDevice, split_count: int) -> Card:
+    """``device`` as the placement model sees it, nothing of it given out yet."""
+    return Card(uuid=device.uuid, id=device.id, index=device.index, name=device.name,
+                numa_node=device.numa_node, memory_total=device.memory_mb, split_count=split_count)
 
-    gpu_id: str
-    memory_mb: int = attrs.field(validator=v.ge(0))
-    cores: int = attrs.field(validator=[v.ge(0), v.le(FULL_CORES)])
-    whole: bool = False
+
+def whole_grant(device: GpuDevice) -> Grant:
+    """All of ``device``: what a static or partitionable slot holds of its cards."""
+    return Grant(device.uuid, device.id, device.index, device.memory_mb, FULL_CORES, whole=True)
 
 
 @attrs.frozen
@@ -30,12 +32,12 @@ class Resources:
     cpus: int = attrs.field(validator=v.ge(0))
     memory_mb: int = attrs.field(validator=v.ge(0))
     disk_kb: int = attrs.field(validator=v.ge(0))
-    gpus: tuple[GpuShare, ...] = ()
+    gpus: tuple[Grant, ...] = ()
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:
-        """The cards this holds any part of, in order, each once."""
-        return tuple(dict.fromkeys(share.gpu_id for share in self.gpus))
+        """The cards (short ids) this holds any part of, in order, each once."""
+        return tuple(dict.fromkeys(grant.id for grant in self.gpus))
 
     def fits_in(self, other: Resources) -> bool:
         """Whether CPUs, memory and disk are each no more than ``other``'s."""

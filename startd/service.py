@@ -33,6 +33,7 @@ from startd.claim_leases import (
 )
 from startd.discovery import discover_machine
 from startd.errors import DiscoveryError, SlotConfigError
+from startd.gpu_claims import placement_options
 from startd.gpu_enforcement import build_gpu_enforcement
 from startd.gpu_metrics import GpuMetrics, no_usage
 from startd.gpu_monitor import GpuMonitor
@@ -234,7 +235,8 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     """The startd for ``settings``: leftover sandboxes removed, machine discovered, slots laid out.
 
     Raises:
-        ConfigError: a knob is malformed (``EXECUTE``, ``NUM_CPUS``, ``SLOT_TYPE_<n>``...).
+        ConfigError: a knob is malformed (``EXECUTE``, ``NUM_CPUS``, ``SLOT_TYPE_<n>``,
+            ``GPU_SPLIT_COUNT``, ``GPU_PLACEMENT_POLICY``...).
         SigningKeyError: the pool signing key cannot be loaded.
     """
     execute_dir = os.path.abspath(config.param("EXECUTE") or os.path.join(config.param("LOCAL_DIR", "."), "execute"))
@@ -256,7 +258,8 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     policy = RunAsPolicy.from_config(config, domains["UidDomain"])
     policy.check()
     table = SlotTable.from_plans(machine, plans, reactor, start=config.param("START") or "true",
-                                 rank=config.param("RANK") or "0", domains=domains)
+                                 rank=config.param("RANK") or "0", domains=domains,
+                                 **placement_options(config))
     gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
     run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing)
     return StartdService(settings, reactor, table, run_settings, run_as_policy=policy,

@@ -4,7 +4,8 @@ private ad (the ClaimId, readable only at DAEMON level), with HTCondor's attribu
 GPUs follow HTCondor 23's nested form: one property ad per card in ``GPUs_GPU_<id>``,
 ``AvailableGPUs`` a list of references to the cards with room left, ``AssignedGPUs``
 the ids a dynamic slot holds. Each card's ad also says how much of it is still free
-(``FreeMemoryMb``, ``FreeCores``), which HTCondor lacks and GPU sharing needs.
+(gpushare's ``FreeMemoryMb``, ``FreeCores``, ``Shares``, ``SplitCount``, ``Index``), which
+HTCondor lacks and GPU sharing needs.
 """
 
 from __future__ import annotations
@@ -12,17 +13,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import classad
+from gpushare.placement import Card, Grant
+from gpushare.slot_cards import card_ad_attributes
 from startd.discovery import Machine
-from startd.gpu_placement import CardRoom
 from startd.gpus import GpuDevice, cuda_version_number
 
 #: A slot's Requirements: its START and whether the job's requests fit what the slot has now.
+#: A whole-card job needs that many untouched cards (``GPUs``); a share job (memory, percent
+#: or cores given) that many cards with room (``AvailableGPUs``): a coarse check, the
+#: negotiator and the claim decide each card with gpushare's model.
 WITHIN_RESOURCE_LIMITS = (
     "(TARGET.RequestCpus ?: 1) <= MY.Cpus && (TARGET.RequestMemory ?: 0) <= MY.Memory"
     " && (TARGET.RequestDisk ?: 0) <= MY.Disk"
-    " && ((TARGET.RequestGPUMemory ?: TARGET.RequestGPUCores ?: 0) > 0"
-    " ? (TARGET.RequestGPUs ?: 0) <= size(MY.AvailableGPUs)"
-    " : (TARGET.RequestGPUs ?: 0) <= MY.GPUs)")
+    " && ((TARGET.RequestGPUMemory =?= undefined && TARGET.RequestGPUMemoryPercent =?= undefined"
+    " && TARGET.RequestGPUCores =?= undefined)"
+    " ? (TARGET.RequestGPUs ?: 0) <= MY.GPUs"
+    " : (TARGET.RequestGPUs ?: 1) <= size(MY.AvailableGPUs))")
 REQUIREMENTS = "MY.Start && MY.WithinResourceLimits"
 
 #: URL schemes the starter fetches and uploads (transfer.urls), as HTCondor lists
@@ -30,8 +36,9 @@ REQUIREMENTS = "MY.Start && MY.WithinResourceLimits"
 TRANSFER_PLUGIN_METHODS = "file,http,https,s3"
 
 
-def gpu_property_ad(device: GpuDevice, room: CardRoom | None) -> classad.ClassAd:
-    """One card's nested property ad, as ``condor_gpu_discovery -properties`` names them."""
+def gpu_property_ad(device: GpuDevice, card: Card | None) -> classad.ClassAd:
+    """One card's nested property ad, as ``condor_gpu_discovery -properties`` names them,
+    with what is free of it when ``card`` (its state in the placement model) is given."""
     ad = classad.ClassAd()
     ad["Id"] = device.id
     ad["DeviceName"] = device.name
@@ -42,10 +49,23 @@ def gpu_property_ad(device: GpuDevice, room: CardRoom | None) -> classad.ClassAd
     ad["NvidiaDriverVersion"] = device.driver_version
     ad["UUID"] = device.uuid
     ad["NumaNode"] = device.numa_node
-    if room is not None:
-        ad["FreeMemoryMb"] = room.free_memory_mb
-        ad["FreeCores"] = room.free_cores
+    if card is not None:
+        for name, value in card_ad_attributes(card).items():
+            ad[name] = value
     return ad
+
+
+def share_attributes(grants: tuple[Grant, ...]) -> dict[str, object]:
+    """What a dynamic slot says of the GPUs it holds: ``GPUShareWhole``, and for a share the
+    MiB and percent of cores it has on each card (the least of its cards', should a
+    percent of memory come to different MiB on cards of different sizes)."""
+    if not grants:
+        return {}
+    whole = all(grant.whole for grant in grants)
+    if whole:
+        return {"GPUShareWhole": True}
+    return {"GPUShareWhole": False, "AssignedGPUMemoryMb": min(g.memory_mib for g in grants),
+            "AssignedGPUCores": min(g.cores for g in grants)}
 
 
 def machine_attributes(machine: Machine, domains: Mapping[str, str]) -> dict[str, object]:

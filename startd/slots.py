@@ -6,6 +6,8 @@
 starter move a job along, and publishes :meth:`~SlotTable.public_ads` and
 :meth:`~SlotTable.private_ads`. A claim on a partitionable slot carves a dynamic
 slot of the job's requested size (``slot1_1@host``); releasing it returns the size.
+A job's GPUs are carved with gpushare's model (:mod:`startd.gpu_claims`) from each card's
+state, which the table keeps in :attr:`SlotTable.cards`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 
 import classad
+from gpushare.job_request import request_from_job
+from gpushare.placement import DEFAULT_POLICY, DEFAULT_SPLIT_COUNT, Card, Grant, give_back, take
 from startd.discovery import Machine
 from startd.draining import DRAINED_START, DrainRequest, drain_attributes
 from startd.errors import ClaimError, ClaimRefused
-from startd.gpu_placement import CardRoom, GpuRequest, place_gpus
-from startd.resources import GpuShare, Resources
+from startd.gpu_claims import carve, has_room
+from startd.gpus import GpuDevice
+from startd.resources import Resources, card_of, whole_grant
 from startd.slot_ads import (
     REQUIREMENTS,
     WITHIN_RESOURCE_LIMITS,
@@ -30,6 +35,7 @@ from startd.slot_ads import (
     machine_attributes,
     private_ad,
     set_expression,
+    share_attributes,
 )
 from startd.slot_types import SlotPlan
 from startd.states import Activity, SlotStatus, State, apply_event
@@ -98,7 +104,9 @@ class SlotTable:
     domains: Mapping[str, str] = attrs.Factory(dict)
     make_claim_id: Callable[[], str] = new_claim_id
     slots: dict[str, Slot] = attrs.Factory(dict)
-    rooms: dict[str, CardRoom] = attrs.Factory(dict)
+    split_count: int = DEFAULT_SPLIT_COUNT
+    gpu_policy: tuple[str, ...] = DEFAULT_POLICY
+    cards: dict[str, Card] = attrs.Factory(dict)
     draining: DrainRequest | None = None
     last_drain_stop: float | None = None
     _next_sub: dict[int, int] = attrs.Factory(dict)
@@ -106,20 +114,22 @@ class SlotTable:
     @classmethod
     def from_plans(cls, machine: Machine, plans: Iterable[SlotPlan], clock: object,
                    **options: object) -> SlotTable:
-        """A table of the slots ``plans`` lay out; cards go to slots in index order."""
+        """A table of the slots ``plans`` lay out; cards go to slots in index order.
+        ``split_count`` (``GPU_SPLIT_COUNT``) and ``gpu_policy`` (``GPU_PLACEMENT_POLICY``)
+        come in ``options`` with the other fields."""
         table = cls(machine, clock, **options)  # type: ignore[arg-type]
         cards = list(machine.gpus)
         now = clock.seconds()  # type: ignore[attr-defined]
         for plan in plans:
             mine, cards = cards[:plan.gpu_count], cards[plan.gpu_count:]
-            whole = tuple(GpuShare(g.id, g.memory_mb, 100, whole=True) for g in mine)
+            whole = tuple(whole_grant(g) for g in mine)
             kind = SlotKind.PARTITIONABLE if plan.partitionable else SlotKind.STATIC
             name = f"slot{plan.slot_id}@{machine.hostname}"
             table.slots[name] = Slot(name, plan.slot_id, 0, kind,
                                      Resources(plan.cpus, plan.memory_mb, plan.disk_kb, whole),
                                      SlotStatus.unclaimed(now), table.make_claim_id())
             for g in mine:
-                table.rooms[g.id] = CardRoom(g, g.memory_mb, 100)
+                table.cards[g.id] = card_of(g, table.split_count)
         return table
 
     # --- looking up ---
@@ -162,7 +172,7 @@ class SlotTable:
         started = ad.evaluate("Start", job)
         if started is not True:
             raise ClaimRefused(f"{slot.name}: START ({self.start}) is {started!r} for this job, not true")
-        wanted, gpus = self._requested(job, ad, slot)
+        wanted = self._requested(job, ad)
         free = self.free(slot)
         if not wanted.fits_in(free):
             raise ClaimRefused(f"{slot.name} has {free.cpus} CPUs, {free.memory_mb} MiB memory and "
@@ -174,7 +184,7 @@ class SlotTable:
                                    remote_user=remote_user, claimed_at=now)
             self.slots[slot.name] = claimed
             return ClaimGrant(slot.name, claimed.claim_id, claimed.resources)
-        shares = self._take_gpus(gpus, job, slot)
+        shares = self._take_gpus(job, ad, slot)
         sub = self._next_sub.get(slot.slot_id, 0) + 1
         self._next_sub[slot.slot_id] = sub
         name = f"slot{slot.slot_id}_{sub}@{self.machine.hostname}"
@@ -184,47 +194,41 @@ class SlotTable:
         self.slots[name] = child
         return ClaimGrant(name, child.claim_id, child.resources)
 
-    def _requested(self, job: classad.ClassAd, ad: classad.ClassAd, slot: Slot) -> tuple[Resources, GpuRequest]:
+    def _requested(self, job: classad.ClassAd, ad: classad.ClassAd) -> Resources:
         cpus = _number(job, "RequestCpus", ad, 1)
         memory = _number(job, "RequestMemory", ad, 0)
         disk = _number(job, "RequestDisk", ad, 0)
-        count = _number(job, "RequestGPUs", ad, 0)
-        gpu_memory = _number(job, "RequestGPUMemory", ad, None)
-        gpu_cores = _number(job, "RequestGPUCores", ad, None)
-        policy = job.evaluate("GPUPlacementPolicy", ad) if "GPUPlacementPolicy" in job else None
-        wanted = Resources(math.ceil(cpus), math.ceil(memory), math.ceil(disk))
-        request = GpuRequest(math.ceil(count), None if gpu_memory is None else math.ceil(gpu_memory),
-                             None if gpu_cores is None else math.ceil(gpu_cores),
-                             policy if isinstance(policy, str) else "spread")
-        return wanted, request
+        return Resources(math.ceil(cpus), math.ceil(memory), math.ceil(disk))
 
-    def _take_gpus(self, request: GpuRequest, job: classad.ClassAd, slot: Slot) -> tuple[GpuShare, ...]:
-        if request.count == 0:
+    def _take_gpus(self, job: classad.ClassAd, ad: classad.ClassAd, slot: Slot) -> tuple[Grant, ...]:
+        """The job's GPUs carved from ``slot``'s cards, which are then that much fuller.
+
+        Raises:
+            GpuRequestError: the job's GPU attributes are malformed or out of range.
+            GpuClaimRefused: the cards cannot hold the request.
+        """
+        request = request_from_job(job, ad, self.gpu_policy)
+        if request is None:
             return ()
-        rooms = [self.rooms[i] for i in slot.resources.gpu_ids]
-        shares = place_gpus(rooms, request, self._allowed_cards(job, rooms))
-        if shares is None:
-            what = (f"{request.count} card(s) with {request.memory_mb or 'all'} MiB and "
-                    f"{request.cores or 0}% cores free" if request.shares else
-                    f"{request.count} whole card(s)")
-            raise ClaimRefused(f"{slot.name} cannot give {what}; "
-                               f"{sum(r.untouched for r in rooms)} of {len(rooms)} cards are untouched")
-        for share in shares:
-            self.rooms[share.gpu_id] = self.rooms[share.gpu_id].take(share)
-        return shares
+        cards = [self.cards[i] for i in slot.resources.gpu_ids]
+        grants = carve(cards, request, self._allowed_cards(job, cards), slot.name)
+        for card in take(cards, grants):
+            self.cards[card.id] = card
+        return grants
 
-    @staticmethod
-    def _allowed_cards(job: classad.ClassAd, rooms: list[CardRoom]) -> set[str] | None:
+    def _allowed_cards(self, job: classad.ClassAd, cards: list[Card]) -> set[str] | None:
         """Cards whose property ad satisfies the job's ``RequireGPUs``; None when it has none."""
         if "RequireGPUs" not in job:
             return None
         text = str(job.lookup("RequireGPUs"))
-        allowed = set()
-        for room in rooms:
-            card = gpu_property_ad(room.device, room)
-            if classad.ExprTree(text).eval(card, job) is True:
-                allowed.add(room.device.id)
-        return allowed
+        return {card.id for card in cards
+                if classad.ExprTree(text).eval(self._card_ad(card), job) is True}
+
+    def _card_ad(self, card: Card) -> classad.ClassAd:
+        return gpu_property_ad(self._device(card.id), card)
+
+    def _device(self, card_id: str) -> GpuDevice:
+        return next(g for g in self.machine.gpus if g.id == card_id)
 
     def _move(self, claim_id: str, event: str, **changes: object) -> Slot:
         slot = self.by_claim_id(claim_id)
@@ -274,8 +278,9 @@ class SlotTable:
         a drain has no dynamic slot left), a static one gets a fresh ClaimId."""
         if slot.kind is SlotKind.DYNAMIC:
             del self.slots[slot.name]
-            for share in slot.resources.gpus:
-                self.rooms[share.gpu_id] = self.rooms[share.gpu_id].give_back(share)
+            held = [self.cards[i] for i in slot.resources.gpu_ids]
+            for card in give_back(held, slot.resources.gpus):
+                self.cards[card.id] = card
             parent = self.slots.get(slot.parent or "")
             if parent is not None and parent.status.state is State.DRAINED and not self.children(parent.name):
                 self._apply(parent, "drain_done")
@@ -375,24 +380,21 @@ class SlotTable:
         return ad
 
     def _gpu_attributes(self, ad: classad.ClassAd, slot: Slot) -> None:
-        ids = slot.resources.gpu_ids
-        rooms = [self.rooms[i] for i in ids]
-        for room in rooms:
-            ad[room.device.attr_name] = gpu_property_ad(room.device, room)
+        cards = [self.cards[i] for i in slot.resources.gpu_ids]
+        refs = {card.id: classad.ExprTree(self._device(card.id).attr_name) for card in cards}
+        for card in cards:
+            ad[self._device(card.id).attr_name] = self._card_ad(card)
         if slot.kind is SlotKind.DYNAMIC:
-            ad["GPUs"] = len(ids)
-            ad["AssignedGPUs"] = ",".join(ids)
-            ad["AvailableGPUs"] = [classad.ExprTree(r.device.attr_name) for r in rooms]
-            shared = [s for s in slot.resources.gpus if not s.whole]
-            if shared:
-                ad["AssignedGPUMemoryMb"] = shared[0].memory_mb
-                ad["AssignedGPUCores"] = shared[0].cores
+            ad["GPUs"] = len(cards)
+            ad["AssignedGPUs"] = ",".join(slot.resources.gpu_ids)
+            ad["AvailableGPUs"] = list(refs.values())
+            for name, value in share_attributes(slot.resources.gpus).items():
+                ad[name] = value
             return
-        ad["GPUs"] = sum(r.untouched for r in rooms)
-        ad["AvailableGPUs"] = [classad.ExprTree(r.device.attr_name) for r in rooms
-                               if r.free_memory_mb > 0 and r.free_cores > 0]
+        ad["GPUs"] = sum(card.untouched for card in cards)
+        ad["AvailableGPUs"] = [refs[card.id] for card in cards if has_room(card)]
         if slot.kind is SlotKind.STATIC:
-            ad["AssignedGPUs"] = ",".join(ids)
+            ad["AssignedGPUs"] = ",".join(slot.resources.gpu_ids)
 
     def public_ads(self) -> list[classad.ClassAd]:
         """Every slot's public ad, by name."""

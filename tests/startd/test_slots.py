@@ -115,11 +115,11 @@ def test_fractional_gpu_claims_share_one_card(machine, clock):
     second = table.request_claim(pslot_claim_id(table), job(**share))
     a = table.slots[first.slot_name].resources.gpus[0]
     b = table.slots[second.slot_name].resources.gpus[0]
-    assert a.gpu_id == b.gpu_id and (a.memory_mb, a.cores) == (16384, 30)
+    assert a.id == b.id and (a.memory_mib, a.cores, a.whole) == (16384, 30, False)
     pslot = table.public_ad(table.slots["slot1@node1"])
     assert pslot["GPUs"] == 1
     room = pslot[machine.gpus[0].attr_name]
-    assert (room["FreeMemoryMb"], room["FreeCores"]) == (40960 - 2 * 16384, 40)
+    assert (room["FreeMemoryMb"], room["FreeCores"], room["Shares"]) == (40960 - 2 * 16384, 40, 2)
     dslot = table.public_ad(table.slots[first.slot_name])
     assert (dslot["AssignedGPUMemoryMb"], dslot["AssignedGPUCores"]) == (16384, 30)
 
