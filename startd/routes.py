@@ -22,9 +22,11 @@ from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply
+from gpushare.errors import GpuRequestError
 from startd.claim_leases import LeaseBook, LeaseKind
 from startd.draining import DrainRequest, DrainSchedule, retirement_over
 from startd.errors import ClaimError, SlotStateError
+from startd.gpu_claims import GpuClaimRefused
 from startd.job_run import Ending, JobRun
 from startd.slots import UNKNOWN_CLAIM, Slot, SlotTable
 from startd.states import Activity, State
@@ -126,6 +128,13 @@ class StartdRoutes:
         job = _job_ad(body)
         try:
             grant = self.table.request_claim(claim_id, job, remote_user_of(job))
+        except GpuRequestError as exc:
+            raise BadRequest(f"claim refused: the job's GPU request: {exc}") from None
+        except GpuClaimRefused as exc:
+            _log.warn("claim refused for GPUs, though matched by the negotiator: {why}\n"
+                      "  the job asks: {request}\n  the cards:\n    {cards}", why=exc,
+                      request=exc.request_view, cards="\n    ".join(exc.card_views))
+            raise _refusal(exc) from None
         except (ClaimError, SlotStateError) as exc:
             raise _refusal(exc) from None
         self.leases.claimed(grant.claim_id, self._now())

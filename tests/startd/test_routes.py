@@ -6,6 +6,7 @@ import json
 
 import pytest
 from twisted.internet.defer import Deferred
+from twisted.logger import formatEvent, globalLogPublisher
 
 import classad
 from daemoncore.config import Config
@@ -134,6 +135,31 @@ def test_claim_routes_need_a_daemon_token_and_a_well_formed_body(startd):
     assert missing.status == 400 and "$.job_ad" in missing.json()["message"]
     typo = startd["post"]("/release", {"claim_id": "x", "claimid": "y"})
     assert typo.status == 400 and "$.claimid" in typo.json()["message"]
+
+
+def test_a_malformed_gpu_request_is_a_400_naming_the_attribute(startd):
+    """RequestGPUCores = 150 is answered 400 with the model's message, not a 500; nothing is carved."""
+    response = claim(startd, RequestGPUMemory=1000, RequestGPUCores=150)
+    assert response.status == 400
+    assert "RequestGPUCores must be between 0 and 100" in response.json()["message"]
+    assert list(startd["table"].slots) == ["slot1@node1"]
+
+
+def test_a_gpu_refusal_is_a_409_and_logs_the_jobs_request_and_each_card(startd):
+    """A share no card holds is refused with why; the log has both views: the request and every card."""
+    logged = []
+    globalLogPublisher.addObserver(logged.append)
+    try:
+        response = claim(startd, RequestGPUMemory=50000)
+    finally:
+        globalLogPublisher.removeObserver(logged.append)
+    assert response.status == 409
+    assert "cannot give 1 card(s) with 50000 MiB" in response.json()["message"]
+    [line] = [formatEvent(e) for e in logged if "refused for GPUs" in e.get("log_format", "")]
+    assert "the job asks: 1 card(s) with 50000 MiB and 0% cores each" in line
+    cards = startd["table"].machine.gpus
+    assert all(f"{g.id} (index {g.index}" in line for g in cards)
+    assert line.count("40960 of 40960 MiB, 100% cores free, 0 of 10 shares; refused for memory") == 2
 
 
 def test_activate_runs_the_job_and_its_end_keeps_the_claim_for_the_next_job(startd):
