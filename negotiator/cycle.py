@@ -6,6 +6,11 @@ inverse of their effective priorities, best first. This pie is spun again with w
 is left while slots and matching demand remain, so shares nobody can use go to
 others. Submitters below their floor are served before anyone. The result is a list
 of :class:`Match` values for the daemon to send to schedds.
+
+A submitter's requests are served in the schedd's order, except that its GPU requests
+trade places among themselves so that, at equal ``JobPrio``, the largest (in cards'
+worth) goes first: small shares then fill what large ones leave, as first-fit
+decreasing packs, instead of taking a card's split count before a large share comes.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from classad import ClassAd
 from daemoncore.wire.resource_request import ResourceRequest
 from gpushare.placement import Grant
 from negotiator.accountant import NO_GROUP, Accountant, group_of
+from negotiator.gpu_matching import card_fraction
 from negotiator.groups import GroupSettings, allocations
 from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
 
@@ -157,6 +163,24 @@ def _spin_pie(state: _CycleState, submitters: list[Submitter], limit: float, max
     return matched
 
 
+def _largest_gpu_requests_first(pool: SlotPool, submitter: Submitter, card_mib: int) -> Submitter:
+    """``submitter`` with its GPU requests reordered among their own places: higher
+    ``JobPrio`` first, then larger; its other requests keep their places."""
+    sized = {}
+    for index, request in enumerate(submitter.requests):
+        view = pool.gpu_view(request)
+        if view is not None and view.request is not None:
+            prio = request.ad.evaluate("JobPrio")
+            prio = prio if type(prio) in (int, float) else 0
+            sized[index] = (-prio, -card_fraction(view.request, card_mib), index)
+    if len(sized) < 2:
+        return submitter
+    requests = list(submitter.requests)
+    for place, (_, _, index) in zip(sorted(sized), sorted(sized.values()), strict=True):
+        requests[place] = submitter.requests[index]
+    return attrs.evolve(submitter, requests=tuple(requests))
+
+
 def _group_key(group: str, usage: float, quota: float) -> tuple:
     if group == NO_GROUP:
         return (1, 0.0, group)
@@ -169,6 +193,8 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
     settings = settings or CycleSettings()
     job_ads = [r.ad for s in submitters for r in s.requests]
     pool = SlotPool(slots, job_ads, settings.match)
+    card_mib = pool.largest_card_mib()
+    submitters = [_largest_gpu_requests_first(pool, s, card_mib) for s in submitters]
     state = _CycleState(pool, submitters, accountant)
     available = sum(_number(settings.match.slot_weight.evaluate(s.ad)) for s in pool.slots)
     total = available + sum(state.used.values())

@@ -69,7 +69,11 @@ def job_gpu_view(job: ClassAd, gpu_policy: tuple[str, ...] = DEFAULT_POLICY,
     return JobGpuView(request, node_policy)
 
 
-def slot_cards(slot: ClassAd) -> tuple[tuple[str, Card], ...]:
+NamedCards = tuple[tuple[str, Card], ...]
+"""A slot's cards, each with the slot attribute its nested ad lives in, in index order."""
+
+
+def slot_cards(slot: ClassAd) -> NamedCards:
     """The slot's cards with the attribute each lives in, in index order."""
     named = [(name, card_from_ad(slot.get(name), n))
              for n, name in enumerate(sorted(card_attribute_names(slot)))]
@@ -77,14 +81,13 @@ def slot_cards(slot: ClassAd) -> tuple[tuple[str, Card], ...]:
     return tuple(named)
 
 
-def slot_grants(request: ShareRequest, slot: ClassAd) -> tuple[Grant, ...] | None:
-    """The cards ``slot`` would give ``request``, or None when it cannot hold it. A
-    whole-card request on a slot that advertises no card ads is left to its ``GPUs``
-    count (``()``), as before cards were advertised; a share needs the cards."""
-    cards = [card for _, card in slot_cards(slot)]
-    if not cards:
+def slot_grants(request: ShareRequest, named: NamedCards) -> tuple[Grant, ...] | None:
+    """The cards a slot with ``named`` cards would give ``request``, or None when it
+    cannot hold it. A whole-card request on a slot that advertises no card ads is left
+    to its ``GPUs`` count (``()``), as before cards were advertised; a share needs cards."""
+    if not named:
         return () if request.whole else None
-    return fit(cards, request)
+    return fit([card for _, card in named], request)
 
 
 def has_room(card: Card) -> bool:
@@ -92,31 +95,41 @@ def has_room(card: Card) -> bool:
     return card.memory_free > 0 and card.cores_free > 0 and card.tasks < card.split_count
 
 
-def take_cards(slot: ClassAd, grants: Sequence[Grant]) -> None:
-    """Take ``grants`` out of the card ads of ``slot`` (a cycle's working copy) and set
-    its ``GPUs`` (untouched cards) and ``AvailableGPUs`` (cards with room) to match."""
-    named = slot_cards(slot)
+def take_cards(slot: ClassAd, named: NamedCards, grants: Sequence[Grant]) -> NamedCards:
+    """Take ``grants`` out of the card ads of ``slot`` (a cycle's working copy), set its
+    ``GPUs`` (untouched cards) and ``AvailableGPUs`` (cards with room) to match, and
+    return its cards as they now are."""
     if not named or not grants:
-        return
-    after = take([card for _, card in named], grants)
-    for (name, _), card in zip(named, after, strict=True):
-        nested = slot.get(name).copy()
-        for attr, value in card_ad_attributes(card).items():
-            nested[attr] = value
-        slot[name] = nested
-    slot["GPUs"] = sum(card.untouched for card in after)
-    slot["AvailableGPUs"] = [ExprTree(name) for (name, _), card in zip(named, after, strict=True)
-                             if has_room(card)]
+        return named
+    after = tuple(zip((name for name, _ in named), take([card for _, card in named], grants), strict=True))
+    for (name, before), (_, card) in zip(named, after, strict=True):
+        if card != before:
+            nested = slot.get(name).copy()
+            for attr, value in card_ad_attributes(card).items():
+                nested[attr] = value
+            slot[name] = nested
+    slot["GPUs"] = sum(card.untouched for _, card in after)
+    slot["AvailableGPUs"] = [ExprTree(name) for name, card in after if has_room(card)]
+    return after
 
 
-def node_rank(policy: str | None, slot: ClassAd, wants_gpus: bool) -> tuple[float, float]:
-    """The node placement term of ``slot`` (smaller is better): for binpack the least
-    free first (free GPU capacity for a GPU job, then Cpus), for spread the most free.
-    ``(0, 0)`` when no policy applies."""
+def node_rank(policy: str | None, named: NamedCards, cpus: object, wants_gpus: bool) -> tuple[float, float]:
+    """The node placement term of a slot with ``named`` cards and ``cpus`` free (smaller
+    is better): for binpack the least free first (free GPU capacity for a GPU job, then
+    cpus), for spread the most free. ``(0, 0)`` when no policy applies."""
     if policy is None:
         return (0.0, 0.0)
-    free_gpus = sum(1.0 - card.fullness for _, card in slot_cards(slot)) if wants_gpus else 0.0
-    cpus = slot.evaluate("Cpus")
+    free_gpus = sum(1.0 - card.fullness for _, card in named) if wants_gpus else 0.0
     cpus = float(cpus) if type(cpus) in (int, float) else 0.0
     sign = 1.0 if policy == "binpack" else -1.0
     return (sign * free_gpus, sign * cpus)
+
+
+def card_fraction(request: ShareRequest, card_mib: int) -> float:
+    """How many cards of ``card_mib`` MiB of memory ``request`` takes: the size the
+    cycle orders GPU requests by (largest first, so small shares fill what large ones
+    leave). Memory alone decides, as first-fit decreasing packs: a compute share holds
+    little memory and, placed late, joins cards whose memory is mostly given."""
+    if not card_mib:
+        return float(request.count)
+    return request.count * request.memory_on(Card("", "", 0, memory_total=card_mib)) / card_mib

@@ -37,8 +37,10 @@ from gpushare.placement import DEFAULT_POLICY, Grant
 from negotiator.gpu_matching import (
     CARD_ATTR_LOWER_PREFIX,
     JobGpuView,
+    NamedCards,
     job_gpu_view,
     node_rank,
+    slot_cards,
     slot_grants,
     take_cards,
 )
@@ -144,6 +146,13 @@ class Slot:
     partitionable: bool
     signature: tuple = ()
     source: ClassAd | None = None
+    cards: NamedCards | None = None
+
+    def named_cards(self) -> NamedCards:
+        """The slot's cards as they are now in the cycle, read from its ad once."""
+        if self.cards is None:
+            self.cards = slot_cards(self.ad)
+        return self.cards
 
 
 class SlotPool:
@@ -239,14 +248,18 @@ class SlotPool:
         if key in self._answers:
             return self._answers[key]
         members = self.classes.get(signature)
-        view = self._gpu_view(request)
+        view = self.gpu_view(request)
         if not members or view is None:
             return None
         result = self._evaluate(request.ad, view, self.slots[next(iter(members))], prefilter)
         self._answers[key] = result
         return result
 
-    def _gpu_view(self, request: ResourceRequest) -> JobGpuView | None:
+    def largest_card_mib(self) -> int:
+        """The memory of the pool's largest card (0 when no slot advertises cards)."""
+        return max((card.memory_total for slot in self.slots for _, card in slot.named_cards()), default=0)
+
+    def gpu_view(self, request: ResourceRequest) -> JobGpuView | None:
         """The request's GPU view, worked out once; None (and a line in
         ``bad_requests``) when its GPU attributes are malformed."""
         if request.request_id not in self._gpu_views:
@@ -267,7 +280,7 @@ class SlotPool:
             return None
         grants: tuple[Grant, ...] = ()
         if view.request is not None:
-            grants = slot_grants(view.request, ad)
+            grants = slot_grants(view.request, slot.named_cards())
             if grants is None:
                 return None
         consumed = ()
@@ -278,7 +291,8 @@ class SlotPool:
                 return None
         pre = _number(self.settings.pre_job_rank, ad, job)
         post = _number(self.settings.post_job_rank, ad, job)
-        node = node_rank(view.node_policy, ad, view.request is not None)
+        node = node_rank(view.node_policy, slot.named_cards() if view.request is not None else (),
+                         ad.evaluate("Cpus"), view.request is not None)
         return Answer((*node, -pre, -job_rank(job, ad), -post), consumed, grants)
 
     def _weight(self, slot: Slot) -> float:
@@ -302,7 +316,7 @@ class SlotPool:
             slot.ad = slot.ad.copy()
         for attr, amount in answer.consumed:
             slot.ad.set_expr(attr, Literal(_shrunk(slot.ad.evaluate(attr), amount)))
-        take_cards(slot.ad, answer.grants)
+        slot.cards = take_cards(slot.ad, slot.named_cards(), answer.grants)
         self._classify(index)
         weight_after = self._weight(slot)
         return SlotMatch(slot.name, slot.source, max(weight_before - weight_after, 0.0), answer.consumed,
