@@ -2,10 +2,15 @@
 matchmaker): a match is one the startd's placement model would accept."""
 
 import pytest
+from twisted.internet.task import Clock
 
+from benchmarks import gpu_packing
 from daemoncore.config import Config, ConfigError
 from daemoncore.wire.resource_request import ResourceRequest
 from gpushare.slot_cards import cards_from_slot_ad
+from negotiator.accountant import Accountant
+from negotiator.cycle import Submitter, negotiate
+from negotiator.db import AccountantDatabase
 from negotiator.matchmaking import MatchSettings, SlotPool, match_request
 from negotiator.settings import NegotiatorSettings
 from tests.negotiator.pool_ads import card_ad, gpu_job, gpu_slot, job, partitionable_slot
@@ -186,3 +191,31 @@ def test_placement_knobs_are_read_and_checked():
         NegotiatorSettings.from_config(Config.from_text("NODE_PLACEMENT_POLICY = depth\n"))
     with pytest.raises(ConfigError, match="GPU_PLACEMENT_POLICY"):
         NegotiatorSettings.from_config(Config.from_text("GPU_PLACEMENT_POLICY = tight\n"))
+
+
+def test_a_submitter_s_larger_gpu_requests_are_served_first(tmp_path):
+    """Ten 3000-MiB shares asked before one 30000-MiB share: the cycle places the large
+    one first, so it and three small ones share the 40 GB card; at a higher JobPrio
+    the small ones keep their turn and the large one waits."""
+    small = gpu_job(gpus=1, memory_mib=3000)
+    large = gpu_job(gpus=1, memory_mib=30000)
+    accountant = Accountant(AccountantDatabase(str(tmp_path / "acct.db")), Clock())
+
+    def cycle(small_ad):
+        requests = (ResourceRequest("a#1", "alice@x", "s", 10, small_ad, tuple(f"1.{i}" for i in range(10))),
+                    ResourceRequest("a#2", "alice@x", "s", 1, large, ("2.0",)))
+        result = negotiate([one_card_machine()], [Submitter("alice@x", "s", requests)], accountant)
+        return sorted(m.request_id for m in result.matches)
+
+    assert cycle(small) == ["a#1"] * 3 + ["a#2"]
+    urgent = gpu_job(gpus=1, memory_mib=3000, extra="JobPrio = 5")
+    assert cycle(urgent) == ["a#1"] * 10
+
+
+def test_gpu_packing_benchmark_quick_run_packs_near_the_bound():
+    """benchmarks/gpu_packing.py --quick runs the real cycle for both policies; with one
+    submitter's queue binpack allocates at least 95% of first-fit-decreasing."""
+    ratios = gpu_packing.main(["--quick", "--submitters", "1"])
+    assert ratios["binpack"] >= 0.95
+    assert ratios["spread"] > 0.5
+    assert ratios["binpack_longest_cycle"] < 5
