@@ -188,11 +188,13 @@ def _group_key(group: str, usage: float, quota: float) -> tuple:
 
 
 def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], accountant: Accountant,
-              settings: CycleSettings | None = None) -> CycleResult:
-    """Run one negotiation cycle over idle ``slots`` for ``submitters``' requests."""
+              settings: CycleSettings | None = None,
+              held: frozenset[tuple[str, str]] = frozenset()) -> CycleResult:
+    """Run one negotiation cycle over idle ``slots`` for ``submitters``' requests,
+    leaving out the ``(request id, slot name)`` pairs ``held`` back."""
     settings = settings or CycleSettings()
     job_ads = [r.ad for s in submitters for r in s.requests]
-    pool = SlotPool(slots, job_ads, settings.match)
+    pool = SlotPool(slots, job_ads, settings.match, held)
     card_mib = pool.largest_card_mib()
     submitters = [_largest_gpu_requests_first(pool, s, card_mib) for s in submitters]
     state = _CycleState(pool, submitters, accountant)

@@ -8,7 +8,9 @@ one started. A cycle reads
 slots (public and private ads) and submitters from the collector, charges the
 accountant for the claimed slots, asks each submitter's schedd for its resource
 requests, negotiates, and posts each schedd its matches. Any failure is logged and
-the next cycle comes anyway; time comes from the injected clock.
+the next cycle comes anyway; time comes from the injected clock. A pair of request
+and slot whose match the startd seems to have refused is held back for a while
+(:mod:`negotiator.refusals`).
 
 Submitters flocked in from another pool go through the same cycle: only the token
 their schedd is called with differs (:mod:`negotiator.flocked`), and the accountant
@@ -42,6 +44,7 @@ from negotiator.pool_view import (
     resources_in_use,
     submitter_targets,
 )
+from negotiator.refusals import RefusalMemory, RequestKey, request_identity
 from negotiator.settings import NegotiatorSettings
 
 _log = Logger()
@@ -108,6 +111,7 @@ class CycleDriver:
         self._last_start: float | None = None
         self._stopped = True
         self._demand_seen: dict[str, int] = {}
+        self.refusals = RefusalMemory()
         self._watcher = task.LoopingCall(self._watch_demand)
         self._watcher.clock = clock
 
@@ -247,10 +251,16 @@ class CycleDriver:
                              requests=sum(len(s.requests) for s in submitters))
         if not submitters or not slots.ads:
             return attrs.evolve(report, ended=self.clock.seconds(), problems=tuple(problems))
+        keys = [RequestKey(r.request_id, r.count, request_identity(s.name, r.ad))
+                for s in submitters for r in s.requests]
+        held, refused = self.refusals.review(slots.wires, keys, self.clock.seconds())
+        problems += refused
         result: CycleResult = await self._compute(negotiate, list(slots.ads), submitters, self.accountant,
-                                                  self.settings.cycle)
+                                                  self.settings.cycle, held)
         problems += [f"resource request {rid} matches nothing: {why}" for rid, why in result.bad_requests.items()]
-        accepted = await self._send_matches(result, slots, problems)
+        delivered: list[tuple[str, str]] = []
+        accepted = await self._send_matches(result, slots, problems, delivered)
+        self.refusals.note_sent(delivered, slots.wires, keys)
         return attrs.evolve(report, ended=self.clock.seconds(), matches=len(result.matches),
                             matches_accepted=accepted, problems=tuple(problems))
 
@@ -270,8 +280,10 @@ class CycleDriver:
         answers = await gatherResults([one(t) for t in targets]) if targets else []
         return [s for s in answers if isinstance(s, Submitter) and s.requests]
 
-    async def _send_matches(self, result: CycleResult, slots: PoolSlots, problems: list[str]) -> int:
-        """Post each schedd its matches (ClaimIds filled in); the number accepted."""
+    async def _send_matches(self, result: CycleResult, slots: PoolSlots, problems: list[str],
+                            delivered: list[tuple[str, str]]) -> int:
+        """Post each schedd its matches (ClaimIds filled in); the number accepted. The
+        ``(request id, slot name)`` of each match a schedd took go into ``delivered``."""
         matches = [attrs.evolve(m, claim_id=slots.claim_ids.get(m.slot_name, "")) for m in result.matches]
         bodies, left_out = matches_by_schedd(matches, slots)
         problems += left_out
@@ -279,6 +291,8 @@ class CycleDriver:
         def one(schedd: str, body: dict) -> Deferred:
             sent = self._schedd_client(schedd).call(schedd_routes.MATCHES, body)
             sent.addCallback(_accepted_count)
+            sent.addCallback(lambda count: (delivered.extend((m["request_id"], m["slot_name"])
+                                                             for m in body["matches"]), count)[1])
 
             def failed(failure):
                 problems.append(f"{len(body['matches'])} matches not delivered to {schedd}: "

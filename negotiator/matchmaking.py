@@ -160,8 +160,11 @@ class SlotPool:
     out for (request, class). Mutable: matches take slots out of it."""
 
     def __init__(self, slots: Iterable[ClassAd], job_ads: Iterable[ClassAd] = (),
-                 settings: MatchSettings | None = None) -> None:
+                 settings: MatchSettings | None = None,
+                 held: frozenset[tuple[str, str]] = frozenset()) -> None:
         self.settings = settings or MatchSettings()
+        #: ``(request id, slot name)`` pairs not to match this cycle (a refused claim).
+        self.held = held
         self.slots: list[Slot] = []
         for ad in slots:
             if is_idle(ad):
@@ -303,6 +306,13 @@ class SlotPool:
         return weight
 
     # --- taking slots ----------------------------------------------------------
+    def first_free(self, request: ResourceRequest, signature: tuple) -> int | None:
+        """The first slot of the class not held back from ``request``, or None."""
+        for index in self.classes.get(signature, ()):
+            if not self.held or (request.request_id, self.slots[index].name) not in self.held:
+                return index
+        return None
+
     def take(self, index: int, answer: Answer | None = None) -> SlotMatch:
         """Give slot ``index`` away, or what ``answer`` consumes of it when partitionable."""
         answer = answer or Answer(())
@@ -492,10 +502,9 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
     while heap and len(matches) < max_matches and used < allowance:
         key, _, signature = heapq.heappop(heap)
         queued.discard(signature)
-        members = pool.classes.get(signature)
-        if not members:
+        index = pool.first_free(request, signature)
+        if index is None:
             continue
-        index = next(iter(members))
         match = pool.take(index, pool.answer(request, signature, prefilter))
         matches.append(match)
         used += match.weight
