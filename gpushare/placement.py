@@ -265,9 +265,10 @@ def give_back(cards: Sequence[Card], grants: Iterable[Grant]) -> tuple[Card, ...
 
 
 def grants_hold(request: ShareRequest, grants: Sequence[Grant], cards: Sequence[Card]) -> bool:
-    """True when a job asking ``request`` fits inside a claim that holds ``grants`` (of
-    ``cards``): as many cards, whole ones for a whole request, and on each card no more
-    memory or compute than the claim was given, on cards the job accepts."""
+    """True when a job asking ``request`` can run on a claim that holds ``grants`` (of
+    ``cards``): as many cards, whole ones for a whole request, and for a share the same
+    memory and compute on each card as the claim was given (the limits the job runs
+    under are the claim's), on cards the job accepts."""
     if len(grants) != request.count:
         return False
     by_uuid = {card.uuid: card for card in cards}
@@ -275,13 +276,15 @@ def grants_hold(request: ShareRequest, grants: Sequence[Grant], cards: Sequence[
         card = by_uuid.get(grant.uuid)
         if card is None or (request.exclusive and not grant.whole and grant.cores < FULL_CORES):
             return False
+        if grant.whole and not request.whole:
+            return False  # a share on a whole card's claim would leave the rest of the card idle
         # Judge the card as if this claim's piece were free again, so only the other
         # refusal clauses (uuid, type) and the grant's own size decide.
         alone = attrs.evolve(card, memory_used=0, cores_used=0, tasks=0)
         if card_refusal(alone, request) is not None:
             return False
-        if request.memory_on(card) > grant.memory_mib or request.cores_on(card) > grant.cores:
-            return False
+        if request.memory_on(card) != grant.memory_mib or request.cores_on(card) != grant.cores:
+            return False  # a larger share would overrun the claim, a smaller one strand the rest
     if request.numa_bind and len({by_uuid[g.uuid].numa_node for g in grants}) > 1:
         return False
     return True

@@ -133,15 +133,18 @@ def test_explain_counts_each_clause():
     assert counts["fit"] == 3 and counts["memory"] == 1
 
 
-def test_a_claim_holds_a_smaller_share_but_not_a_larger_or_a_whole_card():
+def test_a_claim_runs_a_share_of_its_own_shape_only():
     cards = (card("A", 0, total=40000, used=10000, cores=20, tasks=1),)
     claim = (Grant("A", "A", 0, 10000, 20),)
-    assert grants_hold(ShareRequest(memory_mib=8000, cores=10), claim, cards)
+    assert grants_hold(ShareRequest(memory_mib=10000, cores=20), claim, cards)
+    assert grants_hold(ShareRequest(memory_percent=25, cores=20), claim, cards)
+    assert not grants_hold(ShareRequest(memory_mib=8000, cores=10), claim, cards)
     assert not grants_hold(ShareRequest(memory_mib=35000), claim, cards)
     assert not grants_hold(ShareRequest(), claim, cards)
     assert not grants_hold(ShareRequest(count=2, memory_mib=100), claim, cards)
     whole = (Grant("A", "A", 0, 40000, 100, whole=True),)
     assert grants_hold(ShareRequest(), whole, cards)
+    assert not grants_hold(ShareRequest(memory_mib=8000), whole, cards)
 
 
 def test_bad_requests_name_what_is_wrong():

@@ -123,17 +123,18 @@ def gpu_job(**attrs):
 
 @pytest.mark.parametrize("held, asked, fits", [
     (dict(memory_mb=10000), dict(RequestGPUs=1, RequestGPUMemory=10000), True),
-    (dict(memory_mb=10000), dict(RequestGPUs=1, RequestGPUMemory=4000), True),
+    (dict(memory_mb=10000), dict(RequestGPUs=1, RequestGPUMemory=4000), False),  # would strand 6000
     (dict(memory_mb=10000), dict(RequestGPUMemory=35000), False),        # a larger share
     (dict(memory_mb=10000), dict(RequestGPUs=1), False),                  # a whole card
     (dict(memory_mb=10000, cores=20), dict(RequestGPUMemory=5000, RequestGPUCores=30), False),
-    (dict(memory_mb=10000, cores=20), dict(RequestGPUMemory=5000, RequestGPUCores=20), True),
+    (dict(memory_mb=10000, cores=20), dict(RequestGPUMemory=10000, RequestGPUCores=20), True),
     (dict(memory_mb=10000), dict(RequestGPUMemoryPercent=25), True),      # 10000 of 40000
     (dict(memory_mb=10000), dict(RequestGPUMemoryPercent=30), False),
+    (dict(memory_mb=10000), dict(RequestGPUMemoryPercent=20), False),
     (dict(memory_mb=10000), dict(RequestGPUs=2, RequestGPUMemory=1000), False),  # two cards
     (dict(memory_mb=10000), dict(RequestGPUMemory=1000, AvoidGPUIds="GPU-1a2b3c4d"), False),
     (dict(), dict(RequestGPUs=1), True),                                  # whole on whole
-    (dict(), dict(RequestGPUMemory=1000), True),                          # a share on a whole card
+    (dict(), dict(RequestGPUMemory=1000), False),                         # a share would idle the rest of a whole card
     (dict(), dict(RequestGPUs=1, RequestGPUTypes="H100"), False),
     (dict(memory_mb=10000), dict(), True),                                # no GPU asked, as HTCondor
 ])
@@ -151,7 +152,7 @@ def test_claim_reuse_passes_over_a_job_whose_gpu_request_is_unreadable_or_needs_
 
 
 def test_next_job_for_a_share_claim_skips_jobs_that_do_not_fit_its_share():
-    """The first idle job that fits the 10000-MiB share is chosen, past bigger ones."""
+    """The first idle job with the 10000-MiB share's shape is chosen, past bigger and smaller ones."""
     idle = [(JobId(1, 0), gpu_job(RequestGPUs=1)), (JobId(2, 0), gpu_job(RequestGPUMemory=20000)),
-            (JobId(3, 0), gpu_job(RequestGPUMemory=8000))]
+            (JobId(4, 0), gpu_job(RequestGPUMemory=8000)), (JobId(3, 0), gpu_job(RequestGPUMemory=10000))]
     assert next_job_for(claim(slot_ad=gpu_slot(memory_mb=10000)), idle) == JobId(3, 0)
