@@ -31,16 +31,12 @@ from negotiator.db import AccountantDatabase
 from negotiator.gpu_matching import slot_cards, take_cards
 from negotiator.matchmaking import MatchSettings
 from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
+from startd.slot_ads import WITHIN_RESOURCE_LIMITS
 
 #: (DeviceName, GlobalMemoryMb) of the three card models, one model per machine.
 MODELS = (("NVIDIA A10", 24_576), ("NVIDIA A100-SXM4-40GB", 40_960), ("NVIDIA H100 80GB HBM3", 81_920))
 CARDS_PER_MACHINE = 4
-SLOT_REQUIREMENTS = (
-    "(TARGET.RequestCpus ?: 1) <= MY.Cpus && (TARGET.RequestMemory ?: 0) <= MY.Memory"
-    " && (TARGET.RequestDisk ?: 0) <= MY.Disk"
-    " && ((TARGET.RequestGPUMemory ?: TARGET.RequestGPUMemoryPercent ?: TARGET.RequestGPUCores ?: 0) > 0"
-    " ? (TARGET.RequestGPUs ?: 1) <= size(MY.AvailableGPUs) : (TARGET.RequestGPUs ?: 0) <= MY.GPUs)"
-)
+SLOT_REQUIREMENTS = WITHIN_RESOURCE_LIMITS  # the startd's own
 JOB_REQUIREMENTS = '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && (TARGET.Cpus >= RequestCpus)'
 #: The job shapes (each its own autocluster per submitter), as extra attributes of the
 #: job ad, with their weight in the queue: mostly shares, a few whole cards.

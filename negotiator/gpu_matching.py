@@ -20,11 +20,12 @@ from attrs import frozen
 from classad import ClassAd, ExprTree
 from gpushare.errors import GpuRequestError
 from gpushare.job_request import request_from_job
-from gpushare.placement import DEFAULT_POLICY, Card, Grant, ShareRequest, fit, take
+from gpushare.placement import DEFAULT_POLICY, Card, Grant, ShareRequest, card_refusal, fit, take
 from gpushare.slot_cards import card_ad_attributes, card_attribute_names, card_from_ad
 
 NODE_POLICY_WORDS = ("binpack", "spread")
 CARD_ATTR_LOWER_PREFIX = "gpus_gpu_"
+SMALLEST_SHARE = ShareRequest(memory_mib=1, cores=0)
 
 
 @frozen
@@ -91,8 +92,9 @@ def slot_grants(request: ShareRequest, named: NamedCards) -> tuple[Grant, ...] |
 
 
 def has_room(card: Card) -> bool:
-    """True when the card can still take some share (what ``AvailableGPUs`` lists)."""
-    return card.memory_free > 0 and card.cores_free > 0 and card.tasks < card.split_count
+    """True when the card can still take some share (what ``AvailableGPUs`` lists, as
+    the startd lists it: the smallest share fits)."""
+    return card_refusal(card, SMALLEST_SHARE) is None
 
 
 def take_cards(slot: ClassAd, named: NamedCards, grants: Sequence[Grant]) -> NamedCards:

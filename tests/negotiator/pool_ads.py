@@ -1,6 +1,7 @@
 """Real job and slot ClassAds shared by the negotiator tests."""
 
 from classad import ClassAd
+from startd.slot_ads import WITHIN_RESOURCE_LIMITS
 
 JOB_REQUIREMENTS = (
     '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX") && (TARGET.Memory >= RequestMemory)'
@@ -39,13 +40,8 @@ def partitionable_slot(name, cpus=8, memory=16384, disk=1000000, gpus=0, extra="
     )
 
 
-#: The startd's Requirements for a slot with cards (contract: a share job needs a card with room).
-GPU_SLOT_REQUIREMENTS = (
-    "(TARGET.RequestCpus ?: 1) <= MY.Cpus && (TARGET.RequestMemory ?: 0) <= MY.Memory"
-    " && ((TARGET.RequestGPUMemory ?: TARGET.RequestGPUMemoryPercent ?: TARGET.RequestGPUCores ?: 0) > 0"
-    " ? (TARGET.RequestGPUs ?: 1) <= size(MY.AvailableGPUs)"
-    " : (TARGET.RequestGPUs ?: 0) <= MY.GPUs)"
-)
+#: The startd's own WithinResourceLimits, so a match here is one its Requirements accept.
+GPU_SLOT_REQUIREMENTS = WITHIN_RESOURCE_LIMITS
 
 
 def card_ad(host: int, index: int, memory=40000, numa=0, name="NVIDIA A100", free_memory=None,
