@@ -1,13 +1,13 @@
 """Remembering matches a startd refused, so a job is not matched to the same slot
 every cycle in a loop.
 
-The negotiator hears of no refusal: the schedd claims the slot after the cycle. It
-infers one from the next cycle's view: a slot matched to a request whose startd has
-advertised since (``LastHeardFrom`` moved) but whose resources are unchanged, while
-the request still asks for as many jobs as it did, was not claimed for it. Such a
-(request, slot) pair is held back for a while — a minute, doubling with each repeat,
-at most an hour — and forgotten as soon as the slot's resources change. A request is
-known across cycles by what it asks, not by its id (ids are numbered per answer).
+The schedd claims the slot after the cycle, so the negotiator learns of a refusal from
+the next cycle's view: the startd counts the claims it refused in each slot's
+``ClaimRequestsRefused``, and a slot matched to a request whose count has grown since,
+while the request still asks for as many jobs, refused it. Such a (request, slot) pair
+is held back for a while — a minute, doubling with each repeat, at most an hour — and
+forgotten as soon as the slot's resources change. A request is known across cycles by
+what it asks, not by its id (ids are numbered per answer).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from attrs import frozen
 
 from classad import ClassAd
 from classad.unparse import unparse_expr
-from classad.values import Value
 
 FIRST_HOLD = 60.0
 LONGEST_HOLD = 3600.0
@@ -56,7 +55,7 @@ class SentMatch:
     """A match sent to a schedd: the slot as it was and how much the request asked."""
 
     fingerprint: str
-    heard: object
+    refused: int
     asked: int
 
 
@@ -98,9 +97,9 @@ class RefusalMemory:
             wire, request = wires.get(slot), asking.get(identity)
             if wire is None or request is None or request.count < sent.asked:
                 continue
-            if _heard(wire) == sent.heard or slot_fingerprint(wire) != sent.fingerprint:
+            if _refused(wire) <= sent.refused:
                 continue
-            found.append(self._hold((identity, slot), sent.fingerprint, now))
+            found.append(self._hold((identity, slot), slot_fingerprint(wire), now))
         self._sent = {}
         self._forget(wires, now)
         held = frozenset((asking[identity].request_id, slot) for (identity, slot), hold in self._held.items()
@@ -112,9 +111,8 @@ class RefusalMemory:
         refusals = before.refusals + 1 if before is not None else 1
         seconds = min(self.first_hold * 2 ** (refusals - 1), self.longest_hold)
         self._held[pair] = Held(fingerprint, now + seconds, refusals)
-        return (f"slot {pair[1]} was matched to a request of {pair[0][0]} last cycle and is still unclaimed "
-                f"with the same resources (the claim was refused or never made): not matching them again "
-                f"for {seconds:.0f} s")
+        return (f"slot {pair[1]} was matched to a request of {pair[0][0]} last cycle and its startd "
+                f"refused the claim: not matching them again for {seconds:.0f} s")
 
     def _forget(self, wires: Mapping[str, Mapping], now: float) -> None:
         """Drop holds whose slot is gone or changed, and those that ran out longer ago
@@ -131,9 +129,10 @@ class RefusalMemory:
         for request_id, slot in sent:
             request, wire = by_id.get(request_id), wires.get(slot)
             if request is not None and wire is not None:
-                self._sent[(request.identity, slot)] = SentMatch(slot_fingerprint(wire), _heard(wire), request.count)
+                self._sent[(request.identity, slot)] = SentMatch(slot_fingerprint(wire), _refused(wire), request.count)
 
 
-def _heard(wire: Mapping) -> object:
-    value = next((v for k, v in wire.items() if k.lower() == "lastheardfrom"), None)
-    return None if isinstance(value, Value) else value
+def _refused(wire: Mapping) -> int:
+    """The slot's count of claims its startd refused (0 when it does not say)."""
+    value = next((v for k, v in wire.items() if k.lower() == "claimrequestsrefused"), 0)
+    return value if type(value) is int else 0

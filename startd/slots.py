@@ -110,6 +110,8 @@ class SlotTable:
     draining: DrainRequest | None = None
     last_drain_stop: float | None = None
     _next_sub: dict[int, int] = attrs.Factory(dict)
+    #: Claims refused per slot name (``ClaimRequestsRefused`` in its ad).
+    refusals: dict[str, int] = attrs.Factory(dict)
 
     @classmethod
     def from_plans(cls, machine: Machine, plans: Iterable[SlotPlan], clock: object,
@@ -168,6 +170,15 @@ class SlotTable:
         slot = self.by_claim_id(claim_id)
         if slot.kind is SlotKind.DYNAMIC or slot.status.state not in (State.UNCLAIMED, State.MATCHED):
             raise ClaimError(f"{slot.name} is {slot.status.describe()}, not free to claim")
+        try:
+            return self._claim(slot, job, remote_user)
+        except ClaimRefused:
+            # Counted in the slot's ad, so the negotiator learns the match it made was
+            # refused and holds that pair back instead of matching it every cycle.
+            self.refusals[slot.name] = self.refusals.get(slot.name, 0) + 1
+            raise
+
+    def _claim(self, slot: Slot, job: classad.ClassAd, remote_user: str | None) -> ClaimGrant:
         ad = self.public_ad(slot)
         started = ad.evaluate("Start", job)
         if started is not True:
@@ -354,6 +365,7 @@ class SlotTable:
         ad["TotalSlotDisk"] = slot.resources.disk_kb
         ad["TotalSlotGPUs"] = len(slot.resources.gpu_ids)
         ad["TotalSlots"] = len(self.slots)
+        ad["ClaimRequestsRefused"] = self.refusals.get(slot.name, 0)
         self._gpu_attributes(ad, slot)
         set_expression(ad, "Start", self.start if self.draining is None else DRAINED_START)
         for name, value in drain_attributes(self.draining, self.last_drain_stop).items():

@@ -147,6 +147,19 @@ def test_too_big_a_request_is_refused_with_what_is_free(machine, clock):
         table.request_claim(pslot_claim_id(table), job(RequestCpus=9))
 
 
+def test_each_refused_claim_is_counted_in_the_slots_ad(machine, clock):
+    """ClaimRequestsRefused tells the negotiator the match it made was refused."""
+    table = table_for(machine, clock)
+    name = next(iter(table.slots))
+    assert table.public_ad(table.slots[name])["ClaimRequestsRefused"] == 0
+    for _ in range(2):
+        with pytest.raises(ClaimRefused):
+            table.request_claim(pslot_claim_id(table), job(RequestCpus=9))
+    assert table.public_ad(table.slots[name])["ClaimRequestsRefused"] == 2
+    table.request_claim(pslot_claim_id(table), job())
+    assert table.public_ad(table.slots[name])["ClaimRequestsRefused"] == 2
+
+
 def test_non_numeric_request_is_refused():
     """A RequestMemory that is not a number is a clear refusal."""
     from twisted.internet.task import Clock
