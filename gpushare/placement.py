@@ -62,9 +62,9 @@ class Card:
 
     @property
     def fullness(self) -> float:
-        """How taken the card is, 0 (idle) to 1 (its memory or its compute all given out)."""
+        """How taken the card is, 0 (idle) to 1 (its memory and its compute all given out)."""
         memory = self.memory_used / self.memory_total if self.memory_total else 1.0
-        return max(memory, self.cores_used / FULL_CORES)
+        return (memory + self.cores_used / FULL_CORES) / 2
 
 
 @frozen
