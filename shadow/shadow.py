@@ -55,7 +55,8 @@ from transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_s
 DEFAULT_LEASE_SECONDS = 2400.0
 #: The usage attributes a starter reports, with the type each must have.
 USAGE_ATTRIBUTES = {"RemoteUserCpu": float, "RemoteSysCpu": float, "ImageSize": int,
-                    "ResidentSetSize": int, "MemoryUsage": int}
+                    "ResidentSetSize": int, "MemoryUsage": int,
+                    "GPUsMemoryUsage": int, "GPUsAverageUsage": float}
 UPDATE_EVENTS = ("execute", "usage", "exit", "evicted", "hold")
 
 _log = Logger()
@@ -396,7 +397,9 @@ class Shadow:
         elif event == "exit":
             return self._exited(attrs_)
         elif event == "hold":
-            self._held(hold_of(attrs_))
+            hold = hold_of(attrs_)
+            self._record_usage(usage_of(attrs_))
+            self._held(hold)
         else:
             self._evicted(str(attrs_.get("Reason") or "the startd evicted the job"))
         return {"job_status": int(self._status())}

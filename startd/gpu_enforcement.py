@@ -3,8 +3,9 @@
 build the sampling loop for a machine with cards.
 
 With ``GPU_DISCOVERY = simulated:...`` the simulated cards read per-process use from
-``<LOCAL_DIR>/simulated_gpu_usage`` (sticky and world-writable, like /tmp, so a job of any
-account can report its own pid there), and jobs are told that directory.
+``<EXECUTE>/simulated_gpu_usage`` (sticky and world-writable, like /tmp, so a job of any
+account can report its own pid there: the execute directory is one every job account
+can reach, unlike a root pool's LOCAL_DIR), and jobs are told that directory.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def build_gpu_enforcement(config: Config, execute_dir: str, hostname: str, gpus:
     nvml = nvml_backend(config, seed=hostname)
     usage_dir = None
     if isinstance(nvml, SimulatedNvml):
-        usage_dir = _shared_dir(os.path.join(base, SIMULATED_USAGE_DIR))
+        usage_dir = _shared_dir(os.path.join(execute_dir, SIMULATED_USAGE_DIR))
         nvml.usage_dir = usage_dir
     daemons = start_mps_daemons(((g.id, g.uuid) for g in gpus), os.path.join(base, MPS_DIR)) \
         if mode == "mps" else {}
