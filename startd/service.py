@@ -39,6 +39,7 @@ from startd.gpu_metrics import GpuMetrics, no_usage
 from startd.gpu_monitor import GpuMonitor
 from startd.job_account import JobAccount, RunAsPolicy, choose_account
 from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
+from startd.mps import MpsDaemons
 from startd.routes import Activation, StartdRoutes
 from startd.sandbox import clean_leftover_sandboxes, prepare_execute_dir
 from startd.schedd_link import ScheddLink
@@ -73,7 +74,7 @@ class StartdService(DaemonService):
                  key: bytes | None = None, http=None,
                  run_blocking: Callable[..., Deferred] = run_in_thread,
                  run_as_policy: RunAsPolicy | None = None, lease_terms: LeaseTerms | None = None,
-                 gpu_monitor: GpuMonitor | None = None) -> None:
+                 gpu_monitor: GpuMonitor | None = None, mps_daemons: MpsDaemons | None = None) -> None:
         super().__init__(settings, reactor, key, http)
         self.table = table
         self.run_settings = run_settings
@@ -87,6 +88,8 @@ class StartdService(DaemonService):
         self._advertised = AdvertisedSlots()
         #: Samples the cards and holds jobs over their GPU memory share (None without cards).
         self.gpu_monitor = gpu_monitor
+        #: The MPS control daemons started for the cards, quit once the jobs have ended.
+        self.mps_daemons = mps_daemons or MpsDaemons()
         if gpu_monitor is not None:
             gpu_monitor.watch(lambda: list(self.routes.runs.values()))
         self.metrics_registry.register(GpuMetrics(self.table.public_ads,
@@ -196,7 +199,7 @@ class StartdService(DaemonService):
             self.gpu_monitor.start()
 
     def stopService(self) -> Deferred:
-        """Kill running jobs, take the slot ads out of the collector, then stop."""
+        """Kill running jobs, quit the MPS daemons, take the slot ads out of the collector, then stop."""
         if self._lease_loop.running:
             self._lease_loop.stop()
         if self.gpu_monitor is not None:
@@ -204,9 +207,16 @@ class StartdService(DaemonService):
         if self._pending_advertise is not None and self._pending_advertise.active():
             self._pending_advertise.cancel()
         endings = DeferredList(self.routes.stop_all("the startd is shutting down"), consumeErrors=True)
+        endings.addCallback(lambda _: self._stop_mps())
         endings.addCallback(lambda _: self._invalidate())
         endings.addCallback(lambda _: DaemonService.stopService(self))
         return endings
+
+    def _stop_mps(self) -> Deferred:
+        if not self.mps_daemons.dirs:
+            return succeed(None)
+        stopping = self._run_blocking(self.mps_daemons.stop)
+        return stopping.addErrback(lambda failure: _log.failure("startd: stopping the MPS daemons failed", failure))
 
     def _invalidate(self) -> Deferred:
         if not self.settings.collector_host:
@@ -263,7 +273,7 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
     run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing)
     return StartdService(settings, reactor, table, run_settings, run_as_policy=policy,
-                         lease_terms=lease_terms_from(config), gpu_monitor=gpu.monitor)
+                         lease_terms=lease_terms_from(config), gpu_monitor=gpu.monitor, mps_daemons=gpu.mps)
 
 
 def lease_terms_from(config: Config) -> LeaseTerms:

@@ -39,13 +39,13 @@ def test_bad_sampling_durations_are_config_errors(tmp_path, clock, knob):
 
 def test_simulated_cards_get_a_monitor_and_a_usage_directory_jobs_are_told(tmp_path, clock):
     """With simulated cards the startd samples every GPU_SAMPLE_INTERVAL, and the sticky usage
-    directory under LOCAL_DIR is what jobs find in ROOST_SIMULATED_GPU_USAGE."""
+    directory under EXECUTE is what jobs find in ROOST_SIMULATED_GPU_USAGE."""
     service = startd(tmp_path, clock, "GPU_DISCOVERY = simulated:2xA100:40G\nGPU_SAMPLE_INTERVAL = 2\n"
                                       "GPU_OVERUSE_GRACE = 5\n")
     monitor = service.gpu_monitor
     assert (monitor.interval, monitor.watchdog.grace) == (2, 5)
     usage = service.run_settings.gpu_sharing.simulated_usage_dir
-    assert usage == str(tmp_path / "simulated_gpu_usage")
+    assert usage == str(tmp_path / "execute" / "simulated_gpu_usage")
     assert stat.S_IMODE(os.stat(usage).st_mode) == 0o1777
     assert monitor.nvml.usage_dir == usage
 
