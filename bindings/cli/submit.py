@@ -12,6 +12,7 @@ import warnings
 from attrs import frozen
 
 from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command, whole_number
+from bindings.cli.submit_gpu_check import check_gpu_memory
 from bindings.submit import Submit
 from schedd.submit import SubmitError
 
@@ -106,6 +107,9 @@ def _submit(args: SubmitRequest, text: str) -> int:
                 raise RemoteError(exc.status, exc.code, exc.message.replace("<submit description>", args.file),
                                   exc.url) from None
         sys.stdout.write(submit_report(result.cluster(), result.first_proc(), result.num_procs(), args.terse))
+        warning = check_gpu_memory(result.clusterad(), args.pool)
+        if warning:
+            print(f"roost submit: warning: {args.file}: {warning}", file=sys.stderr)
         return 0
     return run_reporting("roost submit", work)
 
