@@ -179,6 +179,8 @@ class SlotPool:
         self._gpu_views: dict[str, JobGpuView | None] = {}
         self.bad_requests: dict[str, str] = {}
         self.evaluations = 0
+        #: slots as they were before each take since the first open checkpoint
+        self._journal: list[tuple[int, ClassAd, ClassAd | None, NamedCards | None]] | None = None
         for index, slot in enumerate(self.slots):
             self._classify(index)
 
@@ -318,6 +320,9 @@ class SlotPool:
         answer = answer or Answer(())
         slot = self.slots[index]
         weight_before = self._weight(slot)
+        if self._journal is not None:
+            kept = slot.ad.copy() if slot.source is not None else slot.ad
+            self._journal.append((index, kept, slot.source, slot.cards))
         self._declassify(index)
         if not slot.partitionable:
             return SlotMatch(slot.name, slot.ad, weight_before, grants=answer.grants)
@@ -331,6 +336,34 @@ class SlotPool:
         weight_after = self._weight(slot)
         return SlotMatch(slot.name, slot.source, max(weight_before - weight_after, 0.0), answer.consumed,
                          answer.grants)
+
+
+    # --- undoing takes (a gang's reservations) --------------------------------
+    def checkpoint(self) -> int:
+        """Start remembering takes so :meth:`restore` can undo them; returns the mark
+        to restore to or to :meth:`commit`."""
+        if self._journal is None:
+            self._journal = []
+        return len(self._journal)
+
+    def restore(self, mark: int) -> None:
+        """Put every slot taken since ``mark`` back as it was, then forget the mark."""
+        journal = self._journal or []
+        while len(journal) > mark:
+            index, ad, source, cards = journal.pop()
+            slot = self.slots[index]
+            if index in self.classes.get(slot.signature, ()):
+                self._declassify(index)
+            slot.ad, slot.source, slot.cards = ad, source, cards
+            self._classify(index)
+        self.commit(mark)
+
+    def commit(self, mark: int) -> None:
+        """Keep the takes since ``mark``; the outermost commit stops remembering."""
+        if self._journal is not None:
+            del self._journal[mark:]
+            if mark == 0:
+                self._journal = None
 
 
 def _asks_for_gpus(job: ClassAd) -> bool:
