@@ -25,6 +25,7 @@ from classad import ClassAd
 from daemoncore.wire.resource_request import ResourceRequest
 from gpushare.placement import Grant
 from negotiator.accountant import NO_GROUP, Accountant, group_of
+from negotiator.gangs import gang_size, serve_gang
 from negotiator.gpu_matching import card_fraction
 from negotiator.groups import GroupSettings, allocations
 from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
@@ -92,6 +93,8 @@ class _CycleState:
         self.prefilters = {r.request_id: build_prefilter(r.ad) for s in submitters for r in s.requests}
         self.matches: list[Match] = []
         self.spins = 0
+        #: why a gang request got nothing, by (submitter, request id); the last try wins
+        self.gang_reasons: dict[tuple[str, str], str] = {}
 
     def demand_left(self, submitter: Submitter) -> bool:
         return any(self.left[(submitter.name, r.request_id)] > 0 for r in submitter.requests)
@@ -107,8 +110,15 @@ class _CycleState:
             key = (submitter.name, request.request_id)
             if self.left[key] <= 0 or got >= allowance:
                 continue
-            found = match_request(self.pool, request, self.left[key], allowance - got,
-                                  self.prefilters[request.request_id])
+            if gang_size(request) > 1:
+                outcome = serve_gang(self.pool, request, self.left[key], allowance - got,
+                                     self.prefilters[request.request_id])
+                found = outcome.matches
+                if outcome.reason:
+                    self.gang_reasons[key] = outcome.reason
+            else:
+                found = match_request(self.pool, request, self.left[key], allowance - got,
+                                      self.prefilters[request.request_id])
             for slot_match in found:
                 index = self.given[key]
                 job_id = request.job_ids[index] if index < len(request.job_ids) else None
