@@ -25,10 +25,11 @@ from classad import ClassAd
 from daemoncore.wire.resource_request import ResourceRequest
 from gpushare.placement import Grant
 from negotiator.accountant import NO_GROUP, Accountant, group_of
+from negotiator.concurrency import ConcurrencyLedger, ConcurrencySettings, usage_from_slots
 from negotiator.gangs import gang_size, serve_gang
 from negotiator.gpu_matching import card_fraction
 from negotiator.groups import GroupSettings, allocations
-from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter, match_request
+from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter
 
 
 @frozen
@@ -61,6 +62,7 @@ class CycleSettings:
 
     match: MatchSettings = attrs.field(factory=MatchSettings)
     groups: GroupSettings = attrs.field(factory=GroupSettings)
+    concurrency: ConcurrencySettings = attrs.field(factory=ConcurrencySettings)
     max_spins: int = 1000
 
 
@@ -74,6 +76,10 @@ class CycleResult:
     slots_considered: int
     unmatched: dict = attrs.field(factory=dict)
     bad_requests: dict = attrs.field(factory=dict)
+    #: Why a request got less than it asked, by (submitter, request id).
+    unmatched_reasons: dict = attrs.field(factory=dict)
+    #: Each concurrency limit's use after the cycle's matches.
+    concurrency_in_use: dict = attrs.field(factory=dict)
 
 
 def _request_weight(request: ResourceRequest) -> float:
@@ -84,8 +90,10 @@ def _request_weight(request: ResourceRequest) -> float:
 class _CycleState:
     """Bookkeeping while one cycle runs. Mutable: counts go down as matches are made."""
 
-    def __init__(self, pool: SlotPool, submitters: Sequence[Submitter], accountant: Accountant) -> None:
+    def __init__(self, pool: SlotPool, submitters: Sequence[Submitter], accountant: Accountant,
+                 limits: ConcurrencyLedger | None = None) -> None:
         self.pool = pool
+        self.limits = limits or ConcurrencyLedger(ConcurrencySettings())
         self.accountant = accountant
         self.left = {(s.name, r.request_id): r.count for s in submitters for r in s.requests}
         self.given = {(s.name, r.request_id): 0 for s in submitters for r in s.requests}
@@ -117,8 +125,8 @@ class _CycleState:
                 if outcome.reason:
                     self.gang_reasons[key] = outcome.reason
             else:
-                found = match_request(self.pool, request, self.left[key], allowance - got,
-                                      self.prefilters[request.request_id])
+                found = self.limits.match(self.pool, request, self.left[key], allowance - got,
+                                          self.prefilters[request.request_id])
             for slot_match in found:
                 index = self.given[key]
                 job_id = request.job_ids[index] if index < len(request.job_ids) else None
@@ -207,7 +215,8 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
     pool = SlotPool(slots, job_ads, settings.match, held)
     card_mib = pool.largest_card_mib()
     submitters = [_largest_gpu_requests_first(pool, s, card_mib) for s in submitters]
-    state = _CycleState(pool, submitters, accountant)
+    ledger = ConcurrencyLedger(settings.concurrency, usage_from_slots(slots))
+    state = _CycleState(pool, submitters, accountant, ledger)
     available = sum(_number(settings.match.slot_weight.evaluate(s.ad)) for s in pool.slots)
     total = available + sum(state.used.values())
     names = settings.groups.active
@@ -223,8 +232,10 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
         members = by_group[group]
         _spin_pie(state, members, limits.get(group, 0.0) - usage[group], settings.max_spins)
     unmatched = {k: v for k, v in state.left.items() if v > 0}
+    reasons = dict(state.gang_reasons)
+    reasons.update((key, ledger.reasons[key[1]]) for key in unmatched if key[1] in ledger.reasons)
     return CycleResult(tuple(state.matches), state.spins, pool.evaluations, len(pool.slots), unmatched,
-                       dict(pool.bad_requests))
+                       dict(pool.bad_requests), reasons, dict(ledger.used))
 
 
 def _number(value) -> float:

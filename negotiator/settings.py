@@ -14,6 +14,7 @@ from daemoncore.config import Config, ConfigError
 from gpushare.errors import GpuRequestError
 from gpushare.placement import parse_policy
 from negotiator.accountant import AccountantSettings
+from negotiator.concurrency import ConcurrencySettings
 from negotiator.cycle import CycleSettings
 from negotiator.gpu_matching import parse_node_policy
 from negotiator.groups import GroupSettings
@@ -62,7 +63,8 @@ class NegotiatorSettings:
             slot_constraint=_constraint(config, "NEGOTIATOR_SLOT_CONSTRAINT"),
             submitter_constraint=_constraint(config, "NEGOTIATOR_SUBMITTER_CONSTRAINT"),
             accountant=AccountantSettings.from_config(config),
-            cycle=CycleSettings(match=match, groups=GroupSettings.from_config(config)),
+            cycle=CycleSettings(match=match, groups=GroupSettings.from_config(config),
+                                concurrency=ConcurrencySettings.from_config(config)),
         )
 
 
