@@ -6,12 +6,15 @@ static quota (``GROUP_QUOTA_<g>``, cores) wins over a dynamic one
 static children). Children asking for more than their parent are scaled down, unless
 ``NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION``. Each group first gets
 ``min(quota, demand)``; what is left flows to siblings that accept surplus
-(``GROUP_ACCEPT_SURPLUS[_<g>]``), in proportion to their quotas. The users of a node
+(``GROUP_ACCEPT_SURPLUS[_<g>]``), in proportion to their ``GROUP_SURPLUS_WEIGHT_<g>``
+(default: their quotas, HTCondor's proportional rule). ``GROUP_LIMIT_<g>`` (cores) is a
+ceiling no allocation passes, surplus or not (KAI's queue limit). The users of a node
 that are in no child group (``<none>`` at the top) share the rest like one more child.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import attrs
@@ -31,8 +34,14 @@ class GroupSettings:
     accept_surplus: Mapping[str, bool] = attrs.field(factory=dict)
     accept_surplus_default: bool = False
     allow_oversubscription: bool = False
+    limits: Mapping[str, float] = attrs.field(factory=dict)
+    surplus_weights: Mapping[str, float] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        for knob, values in (("GROUP_LIMIT", self.limits), ("GROUP_SURPLUS_WEIGHT", self.surplus_weights)):
+            for group, value in values.items():
+                if value < 0:
+                    raise SettingsError(f"{knob}_{group} must be 0 or more, not {value}")
         for group, fraction in self.dynamic_quotas.items():
             if not 0 <= fraction <= 1:
                 raise SettingsError(f"GROUP_QUOTA_DYNAMIC_{group} must be between 0 and 1, not {fraction}")
@@ -49,8 +58,12 @@ class GroupSettings:
             SettingsError: a quota is out of range.
         """
         names = tuple(g.lower() for g in config.param_list("GROUP_NAMES", []))
-        static, dynamic, surplus = {}, {}, {}
+        static, dynamic, surplus, limits, weights = {}, {}, {}, {}, {}
         for group in names:
+            for knob, into in (("GROUP_LIMIT", limits), ("GROUP_SURPLUS_WEIGHT", weights)):
+                value = config.param_float(f"{knob}_{group}")
+                if value is not None:
+                    into[group] = value
             value = config.param_float(f"GROUP_QUOTA_{group}")
             if value is not None:
                 static[group] = value
@@ -62,7 +75,7 @@ class GroupSettings:
                 surplus[group] = flag
         return cls(names, static, dynamic, surplus,
                    config.param_bool("GROUP_ACCEPT_SURPLUS", False),
-                   config.param_bool("NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", False))
+                   config.param_bool("NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", False), limits, weights)
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -71,6 +84,14 @@ class GroupSettings:
 
     def accepts_surplus(self, group: str) -> bool:
         return self.accept_surplus.get(group, self.accept_surplus_default)
+
+    def limit(self, group: str) -> float:
+        """``GROUP_LIMIT_<group>`` in cores (no limit when unset)."""
+        return self.limits.get(group, math.inf)
+
+    def surplus_weight(self, group: str, quota: float) -> float:
+        """``GROUP_SURPLUS_WEIGHT_<group>``, else the group's quota."""
+        return self.surplus_weights.get(group, quota)
 
 
 def parent_of(group: str, groups: tuple[str, ...]) -> str:
@@ -136,31 +157,38 @@ def allocations(settings: GroupSettings, pool_total: float, demand: Mapping[str,
     def share(node: str, amount: float) -> None:
         kids = tree.get(node, [])
         own = ("#own", node)
-        members = {k: (quota[k], subtree[k], settings.accepts_surplus(k)) for k in kids}
+        # member: (quota, demand capped by its limit, accepts surplus, surplus weight)
+        members = {k: (quota[k], min(subtree[k], settings.limit(k)), settings.accepts_surplus(k),
+                       settings.surplus_weight(k, quota[k])) for k in kids}
         own_quota = max(amount - sum(quota[k] for k in kids), 0.0)
-        members[own] = (own_quota, demand.get(node, 0.0), True)
-        given = {k: min(q, d, amount) for k, (q, d, _) in members.items()}
+        members[own] = (own_quota, demand.get(node, 0.0), True, own_quota)
+        given = {k: min(q, d, amount) for k, (q, d, _, _) in members.items()}
         scale = sum(given.values())
         if scale > amount > 0:
             given = {k: v * amount / scale for k, v in given.items()}
-        left = amount - sum(given.values())
-        while left > 1e-9:
-            hungry = {k: q for k, (q, d, s) in members.items() if s and given[k] < d - 1e-9}
-            if not hungry:
-                break
-            weights = sum(hungry.values()) or float(len(hungry))
-            handed = 0.0
-            for k, q in hungry.items():
-                extra = min(left * ((q / weights) if sum(hungry.values()) else 1.0 / len(hungry)),
-                            members[k][1] - given[k])
-                given[k] += extra
-                handed += extra
-            left -= handed
-            if handed <= 1e-9:
-                break
+        _spread_surplus(members, given, amount - sum(given.values()))
         out[node] = given[own]
         for kid in kids:
             share(kid, given[kid])
 
     share(NO_GROUP, pool_total)
     return out
+
+
+def _spread_surplus(members: dict, given: dict, left: float) -> None:
+    """Hand ``left`` cores to the members that accept surplus and want more, by their
+    surplus weights (equally when all weights are 0), never past their capped demand."""
+    while left > 1e-9:
+        hungry = {k: w for k, (_, d, s, w) in members.items() if s and given[k] < d - 1e-9}
+        if not hungry:
+            return
+        total = sum(hungry.values())
+        handed = 0.0
+        for k, weight in hungry.items():
+            part = weight / total if total > 0 else 1.0 / len(hungry)
+            extra = min(left * part, members[k][1] - given[k])
+            given[k] += extra
+            handed += extra
+        left -= handed
+        if handed <= 1e-9:
+            return

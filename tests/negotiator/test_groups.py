@@ -59,3 +59,37 @@ def test_bad_dynamic_quota_is_refused():
     """A dynamic quota above 1 names the knob."""
     with pytest.raises(SettingsError, match="GROUP_QUOTA_DYNAMIC_group_a"):
         GroupSettings(("group_a",), dynamic_quotas={"group_a": 1.5})
+
+
+def test_group_limit_caps_an_allocation_even_with_surplus():
+    """GROUP_LIMIT_group_a = 1 keeps a group accepting surplus at 1 core in an idle pool."""
+    settings = GroupSettings(("group_a",), {"group_a": 2}, accept_surplus_default=True, limits={"group_a": 1})
+    out = allocations(settings, 4, {"group_a": 10})
+    assert out["group_a"] == pytest.approx(1)
+
+
+def test_surplus_is_split_by_surplus_weight():
+    """GROUP_SURPLUS_WEIGHT 3 against 1 splits 40 surplus cores 30/10, whatever the quotas."""
+    settings = GroupSettings(("group_a", "group_b", "group_c"), {"group_a": 10, "group_b": 10, "group_c": 40},
+                             accept_surplus_default=True, surplus_weights={"group_a": 3, "group_b": 1})
+    out = allocations(settings, 60, {"group_a": 100, "group_b": 100, "group_c": 0})
+    assert out["group_a"] == pytest.approx(40) and out["group_b"] == pytest.approx(20)
+
+
+def test_surplus_weight_defaults_to_the_quota():
+    """Without GROUP_SURPLUS_WEIGHT, surplus follows the quotas (HTCondor's rule)."""
+    settings = GroupSettings(("group_a", "group_b", "group_c"), {"group_a": 10, "group_b": 30, "group_c": 40},
+                             accept_surplus_default=True)
+    out = allocations(settings, 80, {"group_a": 100, "group_b": 100, "group_c": 0})
+    assert out["group_a"] == pytest.approx(20) and out["group_b"] == pytest.approx(60)
+
+
+def test_limit_and_weight_from_config_and_checked():
+    """GROUP_LIMIT_<g> and GROUP_SURPLUS_WEIGHT_<g> are read; a negative one names the knob."""
+    config = Config.from_text("GROUP_NAMES = group_a\nGROUP_QUOTA_group_a = 2\nGROUP_LIMIT_group_a = 3\n"
+                              "GROUP_SURPLUS_WEIGHT_group_a = 5\n")
+    settings = GroupSettings.from_config(config)
+    assert settings.limit("group_a") == 3 and settings.surplus_weight("group_a", 2) == 5
+    assert settings.limit("group_b") == float("inf")
+    with pytest.raises(SettingsError, match="GROUP_LIMIT_group_a"):
+        GroupSettings(("group_a",), {"group_a": 1}, limits={"group_a": -1})
