@@ -5,6 +5,7 @@ nothing), and runs one queue transaction."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable, Iterator
 
 from classad import ConstraintError, compile_constraint
@@ -36,6 +37,7 @@ from schedd.intake import (
 )
 from schedd.queue import JobAction, JobSelection
 from schedd.submit import SubmitError
+from schedd.submit.gangs import gang_procs
 
 #: HTCondor's action names, as the bindings send them, and what each does here.
 ACTIONS = {
@@ -89,6 +91,7 @@ class ScheddRoutes:
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
         cluster = owned_by(_bad_request(checked_names, cluster), owner, self._service.schedd_settings.domain)
+        cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id())
         try:
             stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
         except BadJobAdError as exc:
@@ -213,6 +216,14 @@ def _bad_request(check, *args):
         return check(*args)
     except IntakeError as exc:
         raise BadRequest(str(exc)) from None
+
+
+def _queued_as_gang(cluster: ClusterToStore, cluster_id: int) -> ClusterToStore:
+    """A parallel job as one proc per node, a gang's procs with GangId/GangSize."""
+    try:
+        return ClusterToStore(*gang_procs(cluster.cluster_ad, cluster.proc_ads, socket.gethostname(), cluster_id))
+    except SubmitError as exc:
+        raise BadRequest(f"submit description: {exc}") from None
 
 
 def _from_ads(body: dict) -> ClusterToStore:

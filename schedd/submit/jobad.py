@@ -11,6 +11,7 @@ from schedd.submit.arguments import job_arguments
 from schedd.submit.cluster import RuleReader
 from schedd.submit.environment import job_environment
 from schedd.submit.errors import SubmitError
+from schedd.submit.gangs import gang_size, machine_count
 from schedd.submit.gpus import SHARE_COMMANDS, gpus
 from schedd.submit.requirements import default_requirements
 from schedd.submit.values import Expr, integer_expression, is_true, size_value, string_value, to_value
@@ -610,5 +611,5 @@ def custom_attributes(r: RuleReader) -> None:
 
 
 #: the rules in the order they run; later rules may override earlier ones
-RULES = [base, universe, executable, iwd, arguments, environment, io, container, transfer,
+RULES = [base, machine_count, universe, gang_size, executable, iwd, arguments, environment, io, container, transfer,
          requests, policy, credentials, simple, requirements, custom_attributes]
