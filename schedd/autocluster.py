@@ -2,6 +2,9 @@
 the same can only match the same slots, so the negotiator matches one representative
 with a count instead of every job. The schedd builds them, as HTCondor's does.
 
+A gang (procs sharing a ``GangId``, :mod:`schedd.submit.gangs`) is one request for
+all its procs, sent only while every one of them is idle.
+
 The significant attributes are those matching can read from a job: the names slot
 ads refer to on the other side (``TARGET.x``, or a name the slot does not define),
 the job's own Requirements, Rank and resource requests, and whatever those refer to
@@ -129,13 +132,28 @@ def build_autoclusters(jobs: Iterable[tuple[str, ClassAd]] | Mapping[str, ClassA
     texts = ExpressionTexts()
     groups: dict[tuple, tuple[ClassAd, list[str]]] = {}
     for job_id, ad in jobs:
-        signature = signature_of(ad, significant, texts)
+        signature = _gang_key(ad) or signature_of(ad, significant, texts)
         group = groups.get(signature)
         if group is None:
             groups[signature] = (ad, [job_id])
         else:
             group[1].append(job_id)
-    return [AutoCluster(i + 1, sig, ad, tuple(ids)) for i, (sig, (ad, ids)) in enumerate(groups.items())]
+    whole = {sig: group for sig, group in groups.items() if _is_whole(sig, group[1])}
+    return [AutoCluster(i + 1, sig, ad, tuple(ids)) for i, (sig, (ad, ids)) in enumerate(whole.items())]
+
+
+def _gang_key(job: ClassAd) -> tuple | None:
+    """A gang's procs are one request whatever they differ in: ``("#gang", GangId, size)``."""
+    gang, size = job.evaluate("GangId"), job.evaluate("GangSize")
+    if type(gang) is str and type(size) is int and size > 1:
+        return ("#gang", gang, size)
+    return None
+
+
+def _is_whole(signature: tuple, job_ids: list[str]) -> bool:
+    """False for a gang with fewer idle procs than its size (some still run or are held):
+    it asks for nothing until all its pieces can start together."""
+    return not (signature[:1] == ("#gang",) and len(job_ids) != signature[2])
 
 
 def resource_requests(clusters: Iterable[AutoCluster], submitter: str,
