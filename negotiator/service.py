@@ -1,11 +1,12 @@
 """The negotiator daemon: the accountant in SQLite under ``SPOOL``, the cycle driver
-on the reactor's clock, the priority routes, and a Negotiator ad with the last
-cycle's statistics."""
+on the reactor's clock, the priority routes, the last cycle's waiting requests and
+their reasons, and a Negotiator ad with the last cycle's statistics."""
 
 from __future__ import annotations
 
 import os
 
+import attrs
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 
@@ -14,9 +15,11 @@ from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools
 from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
+from negotiator.cycle import negotiate
 from negotiator.db import AccountantDatabase
 from negotiator.driver import Compute, CycleDriver, compute_here
 from negotiator.errors import NegotiatorError
+from negotiator.last_cycle import LastCycle, explain_cycle
 from negotiator.metrics import NegotiatorMetrics
 from negotiator.routes import NegotiatorRoutes
 from negotiator.settings import NegotiatorSettings
@@ -35,10 +38,12 @@ class NegotiatorService(DaemonService):
         self.negotiator_settings = negotiator_settings
         self.database = database if database is not None else open_database(negotiator_settings.database_file)
         self.accountant = Accountant(self.database, reactor, negotiator_settings.accountant)
+        #: The last cycle's waiting requests and why each waits (GET /v1/negotiator/last-cycle).
+        self.last_cycle: LastCycle | None = None
         self.driver = CycleDriver(negotiator_settings, self.accountant, reactor, self.client_for,
-                                  lambda: self.settings.collector_host, compute,
+                                  lambda: self.settings.collector_host, self._explaining(compute),
                                   trusted_pools=lambda: trusted_pools.current)
-        self._routes = NegotiatorRoutes(self.accountant, self.driver.reschedule)
+        self._routes = NegotiatorRoutes(self.accountant, self.driver.reschedule, lambda: self.last_cycle)
         self.driver.observers.append(NegotiatorMetrics(self.metrics_registry).observe)
 
     def client_for(self, address: str, token: str | None = None) -> AsyncClient:
@@ -51,6 +56,36 @@ class NegotiatorService(DaemonService):
 
     def handlers(self) -> dict:
         return self._routes.handlers()
+
+    def _explaining(self, compute: Compute) -> Compute:
+        """``compute`` that, when it runs the cycle, also works out (in the same worker)
+        why each request left jobs idle, and keeps that as :attr:`last_cycle`."""
+        clock = self.reactor
+
+        def run(function, *args):
+            if function is not negotiate:
+                return compute(function, *args)
+            started = clock.seconds()
+
+            def negotiate_and_explain(*cycle_args):
+                result = negotiate(*cycle_args)
+                slots, submitters, accountant, settings = cycle_args[:4]
+                try:
+                    return result, explain_cycle(result, slots, submitters, accountant, settings, started, started)
+                except Exception:  # the explanation must never cost the cycle its matches
+                    _log.failure("negotiator: explaining the cycle's waiting requests failed")
+                    return result, None
+
+            ran = compute(negotiate_and_explain, *args)
+            ran.addCallback(self._keep_last_cycle, clock.seconds)
+            return ran
+
+        return run
+
+    def _keep_last_cycle(self, ran: tuple, now) -> object:
+        result, explained = ran
+        self.last_cycle = None if explained is None else attrs.evolve(explained, ended=now())
+        return result
 
     def own_ad(self) -> dict:
         ad = super().own_ad()

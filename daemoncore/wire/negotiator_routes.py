@@ -14,3 +14,6 @@ SET_FACTOR = Route("set_factor", "POST", "/v1/priorities/factor", level="ADMINIS
 RESET_USAGE = Route("reset_usage", "POST", "/v1/priorities/reset", level="ADMINISTRATOR")
 # answer: {"started": true}; asks for a cycle soon (the schedd calls it after submits)
 RESCHEDULE = Route("reschedule", "POST", "/v1/reschedule", level="DAEMON")
+# query: optional submitter=NAME, job=CLUSTER.PROC; answer: the last cycle's waiting requests with
+# why each waits, its submitters and groups (negotiator/last_cycle.py to_wire); started null before any
+LAST_CYCLE = Route("last_cycle", "GET", "/v1/negotiator/last-cycle", level="READ")

@@ -162,3 +162,36 @@ def test_knobs_come_from_config_and_bad_ones_are_refused(tmp_path):
     assert knobs.interval == 120 and knobs.database_file == f"{tmp_path}/spool/Accountant.sqlite"
     with pytest.raises(ConfigError, match="NEGOTIATOR_PRE_JOB_RANK"):
         NegotiatorSettings.from_config(Config.from_text("NEGOTIATOR_PRE_JOB_RANK = 10 *\n"))
+
+
+def test_last_cycle_route_says_why_each_request_waits(negotiator, pool, reactor):
+    """GET /v1/negotiator/last-cycle (READ) answers null before a cycle, then the requests left idle
+    with the jobs still waiting and a reason, narrowed by submitter and job."""
+    status, answer = call(negotiator, reactor, "GET", "/v1/negotiator/last-cycle")
+    assert status == 200 and answer["waiting"] == []
+    schedd = pool.add_schedd(SCHEDD)
+    schedd.add_requests("alice@pool", "alice", 3)
+    pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD, idle=3))
+    pool.add_slot("slot1@x", claim_id="cap-1")
+    reactor.advance(60)
+    pool.settle()
+    status, answer = call(negotiator, reactor, "GET", "/v1/negotiator/last-cycle?submitter=alice@pool&job=1.2")
+    assert status == 200 and answer["started"] is not None and answer["ended"] >= answer["started"]
+    [waiting] = answer["waiting"]
+    assert (waiting["submitter"], waiting["schedd"].strip("<>"), waiting["left"]) == ("alice@pool", SCHEDD, 2)
+    assert waiting["job_ids"] == ["1.1", "1.2"] and waiting["reason"]
+    assert [s["name"] for s in answer["submitters"]] == ["alice@pool"]
+    assert call(negotiator, reactor, "GET", "/v1/negotiator/last-cycle?job=1.0")[1]["waiting"] == []
+
+
+@pytest.mark.parametrize("query, named", [("job=3", "job"), ("job=a.b", "job"), ("submitter=a%20b", "submitter"),
+                                          ("job=1.0&job=2.0", "job")])
+def test_last_cycle_route_refuses_bad_queries(negotiator, reactor, query, named):
+    """A malformed job id, a submitter with spaces or a repeated argument is a 400 naming it."""
+    status, answer = call(negotiator, reactor, "GET", f"/v1/negotiator/last-cycle?{query}")
+    assert status == 400 and answer["message"].startswith(f"{named}:")
+
+
+def test_last_cycle_route_needs_a_token(negotiator, reactor):
+    """Without a token the last cycle's reasons are not given (401)."""
+    assert call(negotiator, reactor, "GET", "/v1/negotiator/last-cycle", level=None)[0] == 401
