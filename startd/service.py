@@ -269,6 +269,7 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     policy.check()
     table = SlotTable.from_plans(machine, plans, reactor, start=config.param("START") or "true",
                                  rank=config.param("RANK") or "0", domains=domains,
+                                 max_job_retirement_time=config.param("MAXJOBRETIREMENTTIME") or "0",
                                  **placement_options(config))
     gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
     run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing)

@@ -22,6 +22,7 @@ import attrs
 import classad
 from gpushare.job_request import request_from_job
 from gpushare.placement import DEFAULT_POLICY, DEFAULT_SPLIT_COUNT, Card, Grant, give_back, take
+from startd.claim_ads import child_claim_lists, claim_attributes
 from startd.discovery import Machine
 from startd.draining import DRAINED_START, DrainRequest, drain_attributes
 from startd.errors import ClaimError, ClaimRefused
@@ -71,6 +72,9 @@ class Slot:
     job_ad: classad.ClassAd | None = attrs.field(default=None, eq=False, repr=False)
     parent: str | None = None
     claimed_at: float | None = None
+    #: The job the claim was made for (then the one running): its §1 attributes stay on
+    #: the slot's ad from the claim on, so the negotiator counts its limits at once.
+    claim_job: classad.ClassAd | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -101,6 +105,8 @@ class SlotTable:
     clock: object  # IReactorTime
     start: str = "true"
     rank: str = "0"
+    #: ``MAXJOBRETIREMENTTIME``, evaluated against each claim's job.
+    max_job_retirement_time: str = "0"
     domains: Mapping[str, str] = attrs.Factory(dict)
     make_claim_id: Callable[[], str] = new_claim_id
     slots: dict[str, Slot] = attrs.Factory(dict)
@@ -193,7 +199,7 @@ class SlotTable:
         if slot.kind is SlotKind.STATIC:
             claimed = attrs.evolve(slot, status=apply_event(slot.status, "claim", now, slot.name),
                                    remote_user=remote_user, claimed_at=now)
-            self.slots[slot.name] = claimed
+            self.slots[slot.name] = claimed = attrs.evolve(claimed, claim_job=job)
             return ClaimGrant(slot.name, claimed.claim_id, claimed.resources)
         shares = self._take_gpus(job, ad, slot)
         sub = self._next_sub.get(slot.slot_id, 0) + 1
@@ -202,7 +208,7 @@ class SlotTable:
         child = Slot(name, slot.slot_id, sub, SlotKind.DYNAMIC, attrs.evolve(wanted, gpus=shares),
                      apply_event(SlotStatus.unclaimed(now), "claim", now, name), self.make_claim_id(),
                      remote_user=remote_user, parent=slot.name, claimed_at=now)
-        self.slots[name] = child
+        self.slots[name] = child = attrs.evolve(child, claim_job=job)
         return ClaimGrant(name, child.claim_id, child.resources)
 
     def _requested(self, job: classad.ClassAd, ad: classad.ClassAd) -> Resources:
@@ -254,7 +260,7 @@ class SlotTable:
         Raises:
             ClaimError: unknown ClaimId. SlotStateError: the slot is not Claimed/Idle.
         """
-        return self._move(claim_id, "activate", job_ad=job)
+        return self._move(claim_id, "activate", job_ad=job, claim_job=job)
 
     def job_exited(self, claim_id: str) -> Slot:
         """The job of the claim ended; the slot waits for the next one (Claimed/Idle), or,
@@ -296,7 +302,8 @@ class SlotTable:
             if parent is not None and parent.status.state is State.DRAINED and not self.children(parent.name):
                 self._apply(parent, "drain_done")
             return slot
-        fresh = attrs.evolve(slot, claim_id=self.make_claim_id(), remote_user=None, claimed_at=None)
+        fresh = attrs.evolve(slot, claim_id=self.make_claim_id(), remote_user=None, claimed_at=None,
+                             claim_job=None)
         self.slots[slot.name] = fresh
         return fresh
 
@@ -378,6 +385,8 @@ class SlotTable:
             ad["NumDynamicSlots"] = len(kids)
             ad["ChildState"] = [k.status.state.value for k in kids]
             ad["ChildRemoteUser"] = [k.remote_user or "" for k in kids]
+            for name, values in child_claim_lists(self.public_ad(k) for k in kids).items():
+                ad[name] = values
         if slot.remote_user:
             ad["RemoteUser"] = ad["RemoteOwner"] = slot.remote_user
         if slot.claimed_at is not None:
@@ -389,6 +398,10 @@ class SlotTable:
                     ad[mine] = slot.job_ad[attr]
             if "ClusterId" in slot.job_ad and "ProcId" in slot.job_ad:
                 ad["JobId"] = f"{slot.job_ad['ClusterId']}.{slot.job_ad['ProcId']}"
+        if slot.claim_job is not None:
+            for name, value in claim_attributes(slot.claim_job, ad, slot.remote_user,
+                                                self.max_job_retirement_time).items():
+                ad[name] = value
         return ad
 
     def _gpu_attributes(self, ad: classad.ClassAd, slot: Slot) -> None:
