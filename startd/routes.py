@@ -19,7 +19,7 @@ import classad
 from daemoncore.security.host_identity import slot_refusal
 from daemoncore.wire import startd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
-from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
+from daemoncore.wire.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply
 from gpushare.errors import GpuRequestError
@@ -28,12 +28,31 @@ from startd.draining import DrainRequest, DrainSchedule, retirement_over
 from startd.errors import ClaimError, SlotStateError
 from startd.gpu_claims import GpuClaimRefused
 from startd.job_run import Ending, JobRun
-from startd.slots import UNKNOWN_CLAIM, Slot, SlotTable
+from startd.preemption import (
+    Eviction,
+    PendingClaim,
+    PreemptPolicy,
+    Step,
+    next_step,
+    ready_within,
+    retirement_limit,
+    victims_of,
+)
+from startd.slots import UNKNOWN_CLAIM, Slot, SlotKind, SlotTable
 from startd.states import Activity, State
 
 _log = Logger()
 #: The longest ``DrainReason`` the slot ads carry.
 MAX_DRAIN_REASON = 1024
+#: How long an ACTIVATE of a claim still waiting for its victims to end waits before answering 409 pending.
+PENDING_ACTIVATE_WAIT = 30.0
+
+
+class StillPending(ApiError, status=409, code="pending"):
+    """The claim waits for the claims it preempts to end: activate it again later (409)."""
+
+    def body(self) -> dict:
+        return {**super().body(), "pending": True}
 
 
 @attrs.frozen
@@ -85,9 +104,14 @@ class StartdRoutes:
 
     def __init__(self, table: SlotTable, make_run: RunFactory,
                  slot_ad: Callable[[Slot], classad.ClassAd], changed: Callable[[], None],
-                 leases: LeaseBook | None = None) -> None:
+                 leases: LeaseBook | None = None, policy: PreemptPolicy | None = None) -> None:
         self.table = table
         self.leases = leases if leases is not None else LeaseBook()
+        self.policy = policy if policy is not None else PreemptPolicy()
+        #: Claims being preempted (by ClaimId), and claims granted by preempting them.
+        self.evictions: dict[str, Eviction] = {}
+        self.pending: dict[str, PendingClaim] = {}
+        self._waiting: dict[str, list[Deferred]] = {}
         self._make_run = make_run
         self._slot_ad = slot_ad
         self._changed = changed
@@ -122,10 +146,13 @@ class StartdRoutes:
     def claim(self, request: ApiRequest) -> JsonReply:
         """CLAIM: carve a dynamic slot (or take a static one) for the job; answer its ClaimId."""
         body = request.json()
-        reject_unknown(body, {"claim_id", "job_ad", "schedd_address"})
+        reject_unknown(body, {"claim_id", "job_ad", "schedd_address", "victims"})
         claim_id = take(body, "claim_id", str)
         take(body, "schedd_address", str)
         job = _job_ad(body)
+        victims = take_list_of(body, "victims", str, [])
+        if victims:
+            return self._claim_by_preempting(claim_id, job, victims)
         try:
             grant = self.table.request_claim(claim_id, job, remote_user_of(job))
         except GpuRequestError as exc:
@@ -157,6 +184,9 @@ class StartdRoutes:
         transfer_key = take(body, "transfer_key", str)
         schedd_address = take(body, "schedd_address", str)
         job = _job_ad(body)
+        if claim_id in self.pending:
+            waited = self._await_pending(claim_id)
+            return waited.addCallback(lambda _: self._start(claim_id, job_id, job, transfer_key, schedd_address))
         finishing = self.runs.get(claim_id)
         if finishing is not None and getattr(finishing, "final_report_sent", False):
             waited: Deferred = Deferred()
@@ -206,6 +236,9 @@ class StartdRoutes:
         body = request.json()
         reject_unknown(body, {"claim_id"})
         claim_id = take(body, "claim_id", str)
+        if claim_id in self.pending:
+            self._give_up_pending(claim_id, "its schedd released it")
+            return JsonReply({"released": True})
         slot = self._slot(claim_id)
         run = self.runs.get(claim_id)
         if run is not None:
@@ -227,7 +260,8 @@ class StartdRoutes:
         reject_unknown(body, {"claim_ids"})
         claim_ids = take_list_of(body, "claim_ids", str)
         now = self._now()
-        unknown = [index for index, claim_id in enumerate(claim_ids) if not self.leases.renew(claim_id, now)]
+        unknown = [index for index, claim_id in enumerate(claim_ids)
+                   if not self.leases.renew(claim_id, now) and claim_id not in self.pending]
         return JsonReply({"alive": len(claim_ids) - len(unknown), "unknown": unknown})
 
     def reconnect(self, request: ApiRequest) -> JsonReply:
@@ -316,6 +350,163 @@ class StartdRoutes:
             vacated.append(slot.name)
         return vacated
 
+    # --- preemption ---
+
+    def _claim_by_preempting(self, claim_id: str, job: classad.ClassAd, victims: list[str]) -> JsonReply:
+        """CLAIM with ``victims``: check each is a claim of the target slot (or of its dynamic
+        slots), preempt them, and grant a claim that waits for them to end."""
+        target = self._slot(claim_id)
+        if target.kind is SlotKind.DYNAMIC:
+            raise Conflict(f"claim refused: {target.name} is a dynamic slot; claims go to its partitionable slot")
+        claims = {s.claim_id: (s.name, s.parent, s.claimed_at is not None) for s in self.table.slots.values()}
+        taken = {victim for pending in self.pending.values() for victim in pending.victims}
+        try:
+            victims_of(target.name, target.kind is SlotKind.STATIC, victims, claims, taken)
+        except ClaimError as exc:
+            raise Conflict(f"claim refused: {exc}") from None
+        started = self._slot_ad(target).evaluate("Start", job)
+        if started is not True:
+            raise Conflict(f"claim refused: {target.name}: START ({self.table.start}) is {started!r} for this job")
+        user = remote_user_of(job)
+        for victim in victims:
+            self._evict(victim, f"preempted by a job of {user or 'another user'}")
+        now = self._now()
+        within = ready_within((self.evictions[v] for v in victims if v in self.evictions), now,
+                              self.policy.vacate_time)
+        new_id = self.table.make_claim_id()
+        self.pending[new_id] = PendingClaim(target.name, job, user, tuple(victims),
+                                            now + within + self.leases.terms.match_timeout)
+        _log.info("claim on {slot} for {user} waits for {n} preempted claim(s), ready within {within:g} s",
+                  slot=target.name, user=user, n=len(victims), within=within)
+        self.advance_preemptions()
+        return self._pending_reply(new_id, target.name, within)
+
+    def _pending_reply(self, new_id: str, target: str, within: float) -> JsonReply:
+        """The answer to a preempting CLAIM: pending, or granted already when no victim ran a job."""
+        if new_id in self.pending:
+            return JsonReply({"claim_id": new_id, "slot_name": target, "pending": True, "ready_within": within,
+                              "slot_ad": ad_to_json(self._slot_ad(self.table.slots[target]))})
+        slot = self._slot(new_id)
+        return JsonReply({"claim_id": new_id, "slot_name": slot.name, "slot_ad": ad_to_json(self._slot_ad(slot))})
+
+    def _evict(self, claim_id: str, reason: str) -> None:
+        """Start preempting ``claim_id``: its job retires, then is vacated (``advance_preemptions``)."""
+        if claim_id in self.evictions:
+            return
+        slot = self.table.by_claim_id(claim_id)
+        run = self.runs.get(claim_id)
+        if run is None:
+            self.evictions[claim_id] = Eviction(reason, None, 0.0)
+            return
+        retirement = retirement_limit(run.job, self._slot_ad(slot), self.policy)
+        self.evictions[claim_id] = Eviction(reason, self._run_started.get(claim_id, self._now()), retirement)
+        _log.info("job {job} on {slot} is preempted ({why}); it retires for {retire:g} s", job=run.job_id,
+                  slot=slot.name, why=reason, retire=retirement)
+
+    def advance_preemptions(self) -> None:
+        """Move every preempted claim on (retire, vacate, kill or release as its time says),
+        preempt jobs ``PREEMPT`` is true for, and grant the pending claims whose victims are gone."""
+        now = self._now()
+        self._preempt_by_policy()
+        for claim_id, eviction in list(self.evictions.items()):
+            try:
+                slot = self.table.by_claim_id(claim_id)
+            except ClaimError:
+                del self.evictions[claim_id]
+                continue
+            run = self.runs.get(claim_id)
+            ad, job = self._slot_ad(slot), run.job if run is not None else None
+            step = next_step(slot.status.state, slot.status.activity, eviction, now,
+                             self.policy.holds("want_vacate", ad, job), self.policy.holds("kill", ad, job))
+            self._take_step(step, slot, run, eviction.reason)
+        self._settle_pending(now)
+
+    def _preempt_by_policy(self) -> None:
+        if self.policy.preempt == "false":
+            return
+        for claim_id, run in list(self.runs.items()):
+            if claim_id in self.evictions or run.stopping:
+                continue
+            slot = self.table.by_claim_id(claim_id)
+            if self.policy.holds("preempt", self._slot_ad(slot), run.job):
+                self._evict(claim_id, f"PREEMPT ({self.policy.preempt}) is true for the job")
+
+    def _take_step(self, step: Step, slot: Slot, run: JobRun | None, reason: str) -> None:
+        if step is Step.RETIRE:
+            self.table.retire(slot.claim_id)
+            self._changed()
+        elif step in (Step.VACATE, Step.KILL) and run is not None:
+            self._stop(slot, run, reason, graceful=step is Step.VACATE)
+        elif step is not Step.WAIT:
+            self._end_claim(slot.claim_id)
+            _log.info("{slot} released: {why}", slot=slot.name, why=reason)
+
+    def _end_claim(self, claim_id: str) -> None:
+        """The claim is over here: its slot is released and its lease and preemption forgotten."""
+        if self._holds(claim_id):  # a draining machine ends a claim with its job
+            self.table.release(claim_id)
+        self.leases.forget(claim_id)
+        self.evictions.pop(claim_id, None)
+        self._changed()
+
+    def _settle_pending(self, now: float) -> None:
+        """Grant each pending claim whose victims are all gone; give up those past their deadline."""
+        for new_id, pending in list(self.pending.items()):
+            if any(self._holds(victim) for victim in pending.victims):
+                if now >= pending.deadline:
+                    self._give_up_pending(new_id, "its preempted claims did not end in time")
+                continue
+            del self.pending[new_id]
+            try:
+                grant = self.table.claim_pending(pending.slot_name, pending.job, pending.remote_user, new_id)
+            except (ClaimError, SlotStateError, GpuRequestError) as exc:
+                _log.warn("pending claim on {slot} released: its victims are gone but {why}",
+                          slot=pending.slot_name, why=exc)
+                self._answer_waiting(new_id, Conflict(f"claim refused: the resources of its victims were not "
+                                                      f"there to take: {exc}"))
+                continue
+            self.leases.claimed(new_id, now)
+            self._changed()
+            _log.info("claimed {slot} for {user} once its victims ended", slot=grant.slot_name,
+                      user=pending.remote_user)
+            self._answer_waiting(new_id, None)
+
+    def _holds(self, claim_id: str) -> bool:
+        try:
+            self.table.by_claim_id(claim_id)
+        except ClaimError:
+            return False
+        return True
+
+    def _give_up_pending(self, new_id: str, why: str) -> None:
+        pending = self.pending.pop(new_id, None)
+        if pending is not None:
+            _log.warn("pending claim on {slot} given up: {why}", slot=pending.slot_name, why=why)
+        self._answer_waiting(new_id, Conflict(f"claim refused: the pending claim was given up: {why}"))
+
+    def _await_pending(self, claim_id: str) -> Deferred:
+        """A Deferred that fires once the pending claim is granted, or fails with 409 pending
+        after ``PENDING_ACTIVATE_WAIT`` (or 409 when it is given up)."""
+        waited: Deferred = Deferred()
+        self._waiting.setdefault(claim_id, []).append(waited)
+        timer = self.table.clock.callLater(PENDING_ACTIVATE_WAIT, self._stop_waiting,  # type: ignore[attr-defined]
+                                           claim_id, waited)
+        return waited.addBoth(lambda outcome: (timer.cancel() if timer.active() else None, outcome)[1])
+
+    def _stop_waiting(self, claim_id: str, waited: Deferred) -> None:
+        waiting = self._waiting.get(claim_id, [])
+        if waited in waiting:
+            waiting.remove(waited)
+            waited.errback(StillPending(f"the claim waits for the claims it preempts to end; "
+                                        f"activate it again in a few seconds"))
+
+    def _answer_waiting(self, claim_id: str, error: Exception | None) -> None:
+        for waited in self._waiting.pop(claim_id, []):
+            if error is None:
+                waited.callback(None)
+            else:
+                waited.errback(error)
+
     # --- leases ---
 
     def heard_from_schedd(self, claim_id: str) -> None:
@@ -387,11 +578,13 @@ class StartdRoutes:
             slot = self.table.by_claim_id(claim_id)
         except ClaimError:
             return ending
-        if claim_id in self._releasing or slot.status.state is State.PREEMPTING:
+        if claim_id in self._releasing or claim_id in self.evictions or slot.status.state is State.PREEMPTING:
             self._releasing.discard(claim_id)
-            self.table.release(claim_id)
-            self.leases.forget(claim_id)
+            if slot.status.state is not State.PREEMPTING:  # a preempted job that ended while it retired
+                self.table.job_exited(claim_id)
+            self._end_claim(claim_id)
             _log.info("job {job} {ending}; {slot} released", job=run.job_id, ending=ending.value, slot=slot.name)
+            self._settle_pending(self._now())
         elif self.table.job_exited(claim_id).status.state is State.DRAINED:
             self.leases.forget(claim_id)
             _log.info("job {job} {ending}; {slot} is drained", job=run.job_id, ending=ending.value, slot=slot.name)

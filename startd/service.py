@@ -40,6 +40,7 @@ from startd.gpu_monitor import GpuMonitor
 from startd.job_account import JobAccount, RunAsPolicy, choose_account
 from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
 from startd.mps import MpsDaemons
+from startd.preemption import PreemptPolicy
 from startd.routes import Activation, StartdRoutes
 from startd.sandbox import clean_leftover_sandboxes, prepare_execute_dir
 from startd.schedd_link import ScheddLink
@@ -74,14 +75,16 @@ class StartdService(DaemonService):
                  key: bytes | None = None, http=None,
                  run_blocking: Callable[..., Deferred] = run_in_thread,
                  run_as_policy: RunAsPolicy | None = None, lease_terms: LeaseTerms | None = None,
-                 gpu_monitor: GpuMonitor | None = None, mps_daemons: MpsDaemons | None = None) -> None:
+                 gpu_monitor: GpuMonitor | None = None, mps_daemons: MpsDaemons | None = None,
+                 preempt_policy: PreemptPolicy | None = None) -> None:
         super().__init__(settings, reactor, key, http)
         self.table = table
         self.run_settings = run_settings
         self.run_as_policy = run_as_policy
         self._run_blocking = run_blocking
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed,
-                                   LeaseBook(lease_terms or LeaseTerms()))
+                                   LeaseBook(lease_terms or LeaseTerms()),
+                                   preempt_policy or PreemptPolicy(vacate_time=run_settings.vacate_time))
         self._lease_loop = task.LoopingCall(self._expire_leases)
         self._lease_loop.clock = reactor
         self._pending_advertise = None
@@ -190,9 +193,14 @@ class StartdService(DaemonService):
             self.routes.retire_overdue()
         except Exception:
             _log.failure("startd: checking the retirement of draining jobs failed")
+        try:
+            self.routes.advance_preemptions()
+        except Exception:
+            _log.failure("startd: moving preempted claims on failed")
 
     def startService(self) -> None:
-        """Start serving, and check the claims' leases (and a drain's retirement times) every second."""
+        """Start serving, and check the claims' leases, a drain's retirement times and preempted
+        claims every second."""
         super().startService()
         self._lease_loop.start(LEASE_CHECK_INTERVAL, now=False)
         if self.gpu_monitor is not None:
@@ -246,7 +254,7 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
 
     Raises:
         ConfigError: a knob is malformed (``EXECUTE``, ``NUM_CPUS``, ``SLOT_TYPE_<n>``,
-            ``GPU_SPLIT_COUNT``, ``GPU_PLACEMENT_POLICY``...).
+            ``GPU_SPLIT_COUNT``, ``GPU_PLACEMENT_POLICY``, ``PREEMPT``...).
         SigningKeyError: the pool signing key cannot be loaded.
     """
     execute_dir = os.path.abspath(config.param("EXECUTE") or os.path.join(config.param("LOCAL_DIR", "."), "execute"))
@@ -274,7 +282,8 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
     gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
     run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing)
     return StartdService(settings, reactor, table, run_settings, run_as_policy=policy,
-                         lease_terms=lease_terms_from(config), gpu_monitor=gpu.monitor, mps_daemons=gpu.mps)
+                         lease_terms=lease_terms_from(config), gpu_monitor=gpu.monitor, mps_daemons=gpu.mps,
+                         preempt_policy=PreemptPolicy.from_config(config, run_settings.vacate_time))
 
 
 def lease_terms_from(config: Config) -> LeaseTerms:

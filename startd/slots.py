@@ -184,7 +184,23 @@ class SlotTable:
             self.refusals[slot.name] = self.refusals.get(slot.name, 0) + 1
             raise
 
-    def _claim(self, slot: Slot, job: classad.ClassAd, remote_user: str | None) -> ClaimGrant:
+    def claim_pending(self, slot_name: str, job: classad.ClassAd, remote_user: str | None,
+                      claim_id: str) -> ClaimGrant:
+        """Grant the claim ``claim_id``, issued while its slot's victims were preempted, now
+        that they are gone: ``slot_name`` is taken (static) or carved (partitionable) for ``job``.
+
+        Raises:
+            ClaimError: the slot is gone or not free to claim.
+            ClaimRefused: START is not true for the job, or it does not fit what is free.
+        """
+        slot = self.slots.get(slot_name)
+        if slot is None or slot.status.state not in (State.UNCLAIMED, State.MATCHED):
+            where = slot.status.describe() if slot is not None else "gone"
+            raise ClaimError(f"{slot_name} is {where}, not free to claim")
+        return self._claim(slot, job, remote_user, claim_id)
+
+    def _claim(self, slot: Slot, job: classad.ClassAd, remote_user: str | None,
+               claim_id: str | None = None) -> ClaimGrant:
         ad = self.public_ad(slot)
         started = ad.evaluate("Start", job)
         if started is not True:
@@ -198,7 +214,7 @@ class SlotTable:
         now = self.clock.seconds()  # type: ignore[attr-defined]
         if slot.kind is SlotKind.STATIC:
             claimed = attrs.evolve(slot, status=apply_event(slot.status, "claim", now, slot.name),
-                                   remote_user=remote_user, claimed_at=now)
+                                   remote_user=remote_user, claimed_at=now, claim_id=claim_id or slot.claim_id)
             self.slots[slot.name] = claimed = attrs.evolve(claimed, claim_job=job)
             return ClaimGrant(slot.name, claimed.claim_id, claimed.resources)
         shares = self._take_gpus(job, ad, slot)
@@ -206,7 +222,7 @@ class SlotTable:
         self._next_sub[slot.slot_id] = sub
         name = f"slot{slot.slot_id}_{sub}@{self.machine.hostname}"
         child = Slot(name, slot.slot_id, sub, SlotKind.DYNAMIC, attrs.evolve(wanted, gpus=shares),
-                     apply_event(SlotStatus.unclaimed(now), "claim", now, name), self.make_claim_id(),
+                     apply_event(SlotStatus.unclaimed(now), "claim", now, name), claim_id or self.make_claim_id(),
                      remote_user=remote_user, parent=slot.name, claimed_at=now)
         self.slots[name] = child = attrs.evolve(child, claim_job=job)
         return ClaimGrant(name, child.claim_id, child.resources)
@@ -269,6 +285,10 @@ class SlotTable:
         if slot.status.state is State.DRAINED:
             return self._end_claim(slot)
         return slot
+
+    def retire(self, claim_id: str) -> Slot:
+        """The claim is preempted and its job runs on for its retirement time (Claimed/Retiring)."""
+        return self._move(claim_id, "retire")
 
     def vacate(self, claim_id: str) -> Slot:
         """The claim's job is being stopped gracefully (Preempting/Vacating)."""
