@@ -61,6 +61,21 @@ class Negotiator:
             raise ValueError(f"the negotiator at {self.address} answered {answer!r}, not a priority list")
         return answer["priorities"], answer.get("last_update")
 
+    def last_cycle(self, submitter: str | None = None, job: str | None = None) -> dict:
+        """The negotiator's last cycle (a Roost addition): each request it left with idle
+        jobs and why, each submitter's priority and use, each group's quota, limit and
+        use; ``submitter`` and ``job`` (``"cluster.proc"``) narrow the requests.
+
+        Raises:
+            RemoteError: the negotiator refused (401 without a token, 400 for a bad job id).
+            Unreachable: the negotiator does not answer.
+        """
+        query = {k: v for k, v in (("submitter", submitter), ("job", job)) if v is not None}
+        answer = self._client.call(api.LAST_CYCLE, query=query or None)
+        if not isinstance(answer, dict):
+            raise ValueError(f"the negotiator at {self.address} answered {answer!r}, not its last cycle")
+        return answer
+
     def setFactor(self, user: str, factor: float) -> None:
         """Set ``user``'s priority factor (1 or more); needs an ADMINISTRATOR token.
 

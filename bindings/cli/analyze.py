@@ -5,7 +5,8 @@ it chooses them; its display options make no difference) and hands the request h
 
 With ``-better-analyze`` a GPU job's request is also judged card by card
 (:mod:`bindings.gpu_analysis`). With ``-better-analyze`` and a schedd that flocks (``FLOCK_TO``), each flock pool's
-slots are counted too. Only this host's daemons hold the other pools' CAs and tokens
+slots are counted too. With ``-better-analyze`` an idle job's report ends with one sentence
+saying what it waits for, from the negotiator's last cycle (:mod:`bindings.wait_reason`). Only this host's daemons hold the other pools' CAs and tokens
 (the collector's ``GET /v1/trust`` is DAEMON level), so a flock pool is asked with
 them when the caller can read the host's daemon token (as root), and otherwise the
 report says plainly that the pool could not be asked and why."""
@@ -18,6 +19,7 @@ from bindings.analyze import PoolCount, analyze_job, count_pool, render_analysis
 from bindings.cli.q import QueueRequest
 from bindings.cli.schedd_session import current_user, located_schedd
 from bindings.gpu_analysis import analyze_gpus, render_gpu_analysis
+from bindings.wait_reason import CycleView, view_from_answer, waiting_sentence
 
 #: Why a flock pool cannot be asked when this host's daemon token cannot be read.
 NO_DAEMON_TOKEN = ("only this host's daemons hold that pool's CA and token (GET /v1/trust is DAEMON level); "
@@ -38,6 +40,7 @@ def run(request: QueueRequest) -> int:
     slots = home.query(AdType.Startd)
     better = request.analysis == "better"
     flocked = FlockPools(home, request.name) if better else None
+    last_cycle = LastCycle(pool) if better else None
     for job in sorted(jobs, key=lambda ad: (ad.get("ClusterId", 0), ad.get("ProcId", 0))):
         analysis = analyze_job(job, slots)
         sys.stdout.write(render_analysis(analysis, better=better))
@@ -46,7 +49,39 @@ def run(request: QueueRequest) -> int:
             sys.stdout.write("\n" + render_gpu_analysis(gpus))
         if flocked is not None and analysis.status == 1:
             sys.stdout.write(render_pool_counts(analysis, home.address, flocked.counts(job)))
+        if last_cycle is not None and analysis.status == 1:
+            failing = [clause.text for clause in analysis.failing]
+            sys.stdout.write("\n" + waiting_sentence(analysis, last_cycle.view(job, analysis.job_id), failing) + "\n")
     return 0
+
+
+class LastCycle:
+    """The negotiator's last cycle, asked once for every job (and again per job when the
+    answer was cut at its bound), or why the negotiator could not be asked."""
+
+    def __init__(self, pool: str | None) -> None:
+        self._pool = pool
+        self._negotiator = None
+        self._answer: dict | None = None
+        self._problem: str | None = None
+
+    def view(self, job, job_id: str) -> CycleView:
+        """What the last cycle says of ``job``."""
+        from daemoncore.wire.errors import RemoteError, Unreachable
+
+        try:
+            if self._answer is None and self._problem is None:
+                from bindings.negotiator import Negotiator
+
+                self._negotiator = Negotiator(self._pool)
+                self._answer = self._negotiator.last_cycle()
+            if self._problem is not None:
+                return CycleView(problem=self._problem)
+            answer = self._negotiator.last_cycle(job=job_id) if self._answer.get("truncated") else self._answer
+        except (RemoteError, Unreachable, ValueError) as exc:
+            self._problem = str(exc)
+            return CycleView(problem=self._problem)
+        return view_from_answer(job, job_id, answer)
 
 
 class FlockPools:
