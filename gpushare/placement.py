@@ -62,9 +62,12 @@ class Card:
 
     @property
     def fullness(self) -> float:
-        """How taken the card is, 0 (idle) to 1 (its memory and its compute all given out)."""
+        """How taken the card is, 0 (idle) to 1: the mean of its memory and compute given
+        out, or its share count's fraction used when that is more (a card at its split
+        count is full, whatever memory it has left)."""
         memory = self.memory_used / self.memory_total if self.memory_total else 1.0
-        return (memory + self.cores_used / FULL_CORES) / 2
+        shares = self.tasks / self.split_count if self.split_count > 0 else 1.0
+        return max((memory + self.cores_used / FULL_CORES) / 2, shares)
 
 
 @frozen

@@ -51,6 +51,23 @@ def test_spread_weighs_how_full_a_card_is_not_how_much_it_has_free():
     assert uuids(fit(cards, ShareRequest(memory_mib=1000))) == ["small"]
 
 
+def test_a_card_at_its_split_count_is_full_whatever_memory_it_has_left():
+    """fullness counts shares used against the split count: nine small shares make a
+    card 90% full, so spread sends the next share to the card with one large share."""
+    crowded = card("crowded", 0, used=9 * 500, tasks=9)
+    one_large = card("large", 1, used=6000, tasks=1)
+    assert crowded.fullness == 0.9
+    assert card("full", 2, used=1000, tasks=10).fullness == 1.0
+    assert uuids(fit((crowded, one_large), ShareRequest(memory_mib=500))) == ["large"]
+    assert uuids(fit((crowded, one_large), ShareRequest(memory_mib=500, policy=("binpack",)))) == ["crowded"]
+
+
+def test_binpack_fills_a_touched_card_before_opening_an_untouched_one():
+    """HAMi's binpack: a share that fits on a card already in use goes there."""
+    cards = (card("empty", 0), card("tenth", 1, used=1600, tasks=1))
+    assert uuids(fit(cards, ShareRequest(memory_mib=1000, policy=("binpack",)))) == ["tenth"]
+
+
 def test_compute_beyond_what_is_left_is_refused_by_the_cores_clause():
     first = four_cards()[0]
     assert card_refusal(first, ShareRequest(memory_mib=1000, cores=60)) == "cores"
