@@ -109,7 +109,7 @@ def test_build_startd_cleans_leftovers_and_lays_out_the_configured_slots(tmp_pat
     key_file = tmp_path / "POOL"
     create_signing_key(str(key_file))
     service = build_startd(settings(signing_key_file=str(key_file)), clock, config)
-    assert list(execute.iterdir()) == []
+    assert [p.name for p in execute.iterdir()] == ["simulated_gpu_usage"]  # the sandbox went; simulated cards report here
     [ad] = service.table.public_ads()
     assert (ad["Cpus"], ad["GPUs"], ad["SlotType"]) == (2, 2, "Partitionable")
     assert service.run_settings.vacate_time == 5
