@@ -153,7 +153,9 @@ def run(policy: str, machines: int, jobs: list, max_cycles: int) -> Outcome:
 
 def first_fit_decreasing(machines: int, jobs: list) -> int:
     """GPU memory allocated by first-fit-decreasing, offline: every job's cards, the
-    largest first, each on the first machine whose cards can hold all of them."""
+    largest first, each on the first machine whose cards can hold all of them. A card
+    holds a share only as the model says (``card_refusal``: its split count, compute
+    and exclusivity as well as memory), so the bound is one a real pool could reach."""
     cards = {ad["Name"]: list(cards_from_slot_ad(ad)) for ad in pool_ads(machines)}
     requests: list[ShareRequest] = [r for r in (request_from_job(ad) for _, _, ad in jobs) if r is not None]
     largest_card = max(m for _, m in MODELS)

@@ -7,8 +7,9 @@ on a partitionable slot takes its grants out of the cycle's working copy of the 
 (each card's ``FreeMemoryMb``, ``FreeCores``, ``Shares``; the slot's ``GPUs`` =
 untouched cards and ``AvailableGPUs`` = cards with room), so the next match in the
 same cycle sees what is left. ``NODE_PLACEMENT_POLICY`` (or a job's
-``NodePlacementPolicy``) becomes a rank term: binpack puts the machine with the
-least free first (GPUs, then cpus), spread the most free.
+``NodePlacementPolicy``) becomes a rank term: binpack puts first the machine where
+the share strands least card memory, then the one with the least free (GPUs, then
+cpus); spread the most free.
 """
 
 from __future__ import annotations
@@ -115,16 +116,39 @@ def take_cards(slot: ClassAd, named: NamedCards, grants: Sequence[Grant]) -> Nam
     return after
 
 
-def node_rank(policy: str | None, named: NamedCards, cpus: object, wants_gpus: bool) -> tuple[float, float]:
-    """The node placement term of a slot with ``named`` cards and ``cpus`` free (smaller
-    is better): for binpack the least free first (free GPU capacity for a GPU job, then
-    cpus), for spread the most free. ``(0, 0)`` when no policy applies."""
+def stranded(card: Card, request: ShareRequest) -> float:
+    """The fraction of ``card``'s memory one share of ``request`` would strand: what is
+    left once the card's remaining share count (none after an exclusive share, or once
+    its compute is all given) is filled with shares no larger than this one. Requests
+    are served largest first, so later shares are no larger; 0 when the card can still
+    fill up, or is empty of memory."""
+    if not card.memory_total:
+        return 0.0
+    memory = request.memory_on(card)
+    left = card.memory_free - memory
+    shares_left = card.split_count - card.tasks - 1
+    if request.exclusive or card.cores_free - request.cores_on(card) <= 0:
+        shares_left = 0
+    return max(left - max(shares_left, 0) * memory, 0) / card.memory_total
+
+
+def node_rank(policy: str | None, named: NamedCards, cpus: object,
+              request: ShareRequest | None = None, grants: Sequence[Grant] = ()) -> tuple[float, float, float]:
+    """The node placement term of a slot with ``named`` cards and ``cpus`` free that
+    would give ``request`` its ``grants`` (smaller is better). binpack puts first the
+    machine whose cards the share strands least memory on (best fit over memory, compute
+    and share count; a 3000-MiB share goes to a 24 GB card, not to an 80 GB card it
+    would close with 50 GB unused), then the least free (GPU capacity for a GPU job,
+    then cpus); spread the most free. ``(0, 0, 0)`` when no policy applies."""
     if policy is None:
-        return (0.0, 0.0)
-    free_gpus = sum(1.0 - card.fullness for _, card in named) if wants_gpus else 0.0
+        return (0.0, 0.0, 0.0)
+    free_gpus = sum(1.0 - card.fullness for _, card in named) if request is not None else 0.0
     cpus = float(cpus) if type(cpus) in (int, float) else 0.0
-    sign = 1.0 if policy == "binpack" else -1.0
-    return (sign * free_gpus, sign * cpus)
+    if policy != "binpack":
+        return (0.0, -free_gpus, -cpus)
+    cards = {card.uuid: card for _, card in named}
+    waste = sum(stranded(cards[g.uuid], request) for g in grants if g.uuid in cards) if request else 0.0
+    return (waste, free_gpus, cpus)
 
 
 def card_fraction(request: ShareRequest, card_mib: int) -> float:

@@ -297,7 +297,7 @@ class SlotPool:
         pre = _number(self.settings.pre_job_rank, ad, job)
         post = _number(self.settings.post_job_rank, ad, job)
         node = node_rank(view.node_policy, slot.named_cards() if view.request is not None else (),
-                         ad.evaluate("Cpus"), view.request is not None)
+                         ad.evaluate("Cpus"), view.request, grants)
         return Answer((*node, -pre, -job_rank(job, ad), -post), consumed, grants)
 
     def _weight(self, slot: Slot) -> float:

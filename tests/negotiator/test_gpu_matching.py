@@ -1,16 +1,19 @@
 """Matching GPU jobs card by card within a cycle (negotiator.gpu_matching through the
 matchmaker): a match is one the startd's placement model would accept."""
 
+import attrs
 import pytest
 from twisted.internet.task import Clock
 
 from benchmarks import gpu_packing
 from daemoncore.config import Config, ConfigError
 from daemoncore.wire.resource_request import ResourceRequest
+from gpushare.placement import Card, ShareRequest
 from gpushare.slot_cards import cards_from_slot_ad
 from negotiator.accountant import Accountant
 from negotiator.cycle import Submitter, negotiate
 from negotiator.db import AccountantDatabase
+from negotiator.gpu_matching import stranded
 from negotiator.matchmaking import MatchSettings, SlotPool, match_request
 from negotiator.settings import NegotiatorSettings
 from tests.negotiator.pool_ads import card_ad, gpu_job, gpu_slot, job, partitionable_slot
@@ -150,6 +153,44 @@ def test_node_placement_binpack_fills_one_machine_first():
     assert sorted(m.slot_name for m in spread[:2]) == ["gpu@a", "gpu@b"]
 
 
+def test_stranded_counts_memory_no_later_share_can_use():
+    """A share strands what its card keeps once its shares left are filled with shares
+    no larger (requests come largest first), or all it keeps when compute or the
+    split count closes the card."""
+    big = Card("big", "big", 0, memory_total=80000)
+    small = Card("small", "small", 0, memory_total=24000)
+    assert stranded(big, ShareRequest(memory_mib=3000)) == (80000 - 3000 - 9 * 3000) / 80000
+    assert stranded(small, ShareRequest(memory_mib=3000)) == 0.0
+    assert stranded(big, ShareRequest(memory_mib=20000)) == 0.0
+    half = attrs.evolve(big, memory_used=4000, cores_used=50, tasks=1)
+    assert stranded(half, ShareRequest(memory_mib=4000, cores=50)) == 72000 / 80000
+    assert stranded(attrs.evolve(big, memory_used=4000, tasks=9), ShareRequest(memory_mib=4000)) == 72000 / 80000
+    assert stranded(big, ShareRequest()) == 0.0
+
+
+def test_node_binpack_puts_a_small_share_where_it_strands_least():
+    """binpack sends 3000-MiB shares to the 24 GB card, which ten of them nearly fill,
+    not to the 80 GB card, which they would close at its split count with 50 GB unused;
+    a 20000-MiB share goes to the 80 GB card."""
+    machines = [gpu_slot("big@a", [card_ad(1, 0, memory=80000)]),
+                gpu_slot("small@b", [card_ad(2, 0, memory=24000)])]
+    small = gpu_job(gpus=1, memory_mib=3000)
+    settings = MatchSettings(node_policy="binpack", gpu_policy=("binpack",))
+    assert match_request(SlotPool(machines, [small], settings), request_for(small), 1)[0].slot_name == "small@b"
+    large = gpu_job(gpus=1, memory_mib=20000)
+    assert match_request(SlotPool(machines, [large], settings), request_for(large), 1)[0].slot_name == "big@a"
+
+
+def test_node_binpack_does_not_close_a_card_s_compute_with_memory_left():
+    """A second 50% compute share goes to a fresh card, not beside the first one, where
+    it would use up the card's compute with most of its memory left."""
+    half = gpu_slot("half@a", [card_ad(1, 0, free_memory=36000, free_cores=50, shares=1)])
+    fresh = gpu_slot("fresh@b", [card_ad(2, 0)])
+    ad = gpu_job(gpus=1, memory_mib=4000, extra="RequestGPUCores = 50")
+    settings = MatchSettings(node_policy="binpack", gpu_policy=("binpack",))
+    assert match_request(SlotPool([half, fresh], [ad], settings), request_for(ad), 1)[0].slot_name == "fresh@b"
+
+
 def test_a_job_s_node_placement_policy_overrides_the_pool():
     """NodePlacementPolicy = "binpack" on the job beats the pool's spread."""
     ad = gpu_job(gpus=1, memory_mib=20000, extra='NodePlacementPolicy = "binpack"')
@@ -213,9 +254,11 @@ def test_a_submitter_s_larger_gpu_requests_are_served_first(tmp_path):
 
 
 def test_gpu_packing_benchmark_quick_run_packs_near_the_bound():
-    """benchmarks/gpu_packing.py --quick runs the real cycle for both policies; with one
-    submitter's queue binpack allocates at least 95% of first-fit-decreasing."""
-    ratios = gpu_packing.main(["--quick", "--submitters", "1"])
+    """benchmarks/gpu_packing.py --quick runs the real cycle for both policies; with four
+    submitters' queues interleaved (so shares come only roughly largest first) binpack
+    and spread each allocate at least 95% of first-fit-decreasing (binpack was 88%
+    before machines were ranked by the memory a share strands)."""
+    ratios = gpu_packing.main(["--quick", "--submitters", "4"])
     assert ratios["binpack"] >= 0.95
-    assert ratios["spread"] > 0.5
+    assert ratios["spread"] >= 0.95
     assert ratios["binpack_longest_cycle"] < 5
