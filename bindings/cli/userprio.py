@@ -3,7 +3,8 @@ change them, with condor_userprio's flags and table.
 
 Display: the default table of active users (in use now, or used within a day),
 ``-allusers`` for everyone the negotiator knows, ``-all`` for the wide table with
-real priorities and usage times, ``-json`` for the rows as JSON. Edit (needs an
+real priorities and usage times, ``-quotas`` for the accounting groups' quotas,
+limits, surplus weights, use and surplus, ``-json`` for the rows as JSON. Edit (needs an
 ADMINISTRATOR token): ``-setfactor USER FACTOR``, ``-resetusage USER``. ``-pool
 HOST:PORT`` names the pool's collector.
 """
@@ -28,6 +29,7 @@ class UserprioRequest:
     """What a ``roost userprio`` command line asks for; mutable while the arguments are read."""
 
     display: str = "table"
+    quotas: bool = False
     all_users: bool = False
     set_factor: tuple[str, float] | None = None
     reset_usage: str | None = None
@@ -35,7 +37,7 @@ class UserprioRequest:
 
 
 COMMAND = CommandLine("roost userprio", "usage: roost userprio [options]\n\n" + USAGE, [
-    Option("-all"), Option("-allusers"), Option("-json"), Option("-pool", 1, needs="HOST:PORT"),
+    Option("-all"), Option("-allusers"), Option("-json"), Option("-quotas"), Option("-pool", 1, needs="HOST:PORT"),
     Option("-setfactor", 2, needs="USER FACTOR"), Option("-resetusage", 1, needs="USER"),
 ])
 
@@ -65,6 +67,8 @@ def request_of(reading: Reading) -> UserprioRequest:
             request.all_users = True
         elif given.name == "-json":
             request.display = "json"
+        elif given.name == "-quotas":
+            request.quotas = True
         elif given.name == "-pool":
             request.pool = given.value
         elif given.name == "-setfactor":
@@ -161,6 +165,46 @@ def _number(value) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
+def group_rows(groups: list[dict], rows: list[dict]) -> list[dict]:
+    """The last cycle's ``groups`` with ``in_use`` from the group's own priority row when
+    the accountant has one (it is newer), and ``surplus``: what is in use above the quota."""
+    used = {r["Name"].lower(): r.get("ResourcesUsed") for r in rows if r.get("IsAccountingGroup")}
+    out = []
+    for group in groups:
+        in_use = used.get(str(group.get("name", "")).lower())
+        in_use = in_use if isinstance(in_use, (int, float)) else group.get("in_use") or 0
+        out.append({**group, "in_use": in_use, "surplus": max(in_use - (group.get("quota") or 0), 0)})
+    return out
+
+
+def quota_table(groups: list[dict], last_update) -> str:
+    """The ``-quotas`` table (condor_userprio's columns, and Roost's limit and surplus weight):
+    effective and configured quota, limit, surplus weight, whether surplus is accepted, in use, surplus."""
+    if not groups:
+        return "No accounting groups with a quota (GROUP_NAMES and GROUP_QUOTA_<group>) in the last cycle.\n"
+    header = [("", "Group"), ("Effective", "Quota"), ("Config", "Quota"), ("", "Limit"), ("Surplus", "Weight"),
+              ("Use", "Surplus"), ("In", "Use"), ("", "Surplus")]
+    widths = [max([24, *(len(str(g["name"])) for g in groups)]), 10, 8, 8, 8, 8, 8, 8]
+    lines = [[str(g["name"]), _cores(g.get("quota")), _cores(g.get("config_quota")), _cores(g.get("limit")),
+              _cores(g.get("surplus_weight")), "yes" if g.get("accept_surplus") else "no", _number(g["in_use"]),
+              _number(g["surplus"])] for g in groups]
+    footer = [f"Number of groups: {len(groups)}", "", "", "", "", "", _number(sum(g["in_use"] for g in groups)),
+              _number(sum(g["surplus"] for g in groups))]
+    return f"Last Priority Update: {when(last_update)}\n" + _table(header, lines, widths, footer)
+
+
+def _cores(value) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+
+
+def render_quotas(request: UserprioRequest, groups: list[dict], rows: list[dict], last_update=None) -> str:
+    """What ``roost userprio -quotas`` prints from the last cycle's ``groups`` and the priority ``rows``."""
+    shown = group_rows(groups, rows)
+    if request.display == "json":
+        return json.dumps(shown, indent=2) + "\n"
+    return quota_table(shown, last_update)
+
+
 def render(request: UserprioRequest, rows: list[dict], now: float, last_update=None) -> str:
     """What ``roost userprio`` prints for ``rows`` (the negotiator's answer) at ``now``."""
     shown = rows if request.all_users else [r for r in rows if is_active(r, now)]
@@ -187,6 +231,9 @@ def run(request: UserprioRequest) -> str:
         negotiator.resetUsage(request.reset_usage)
         return f"The accumulated usage of {request.reset_usage} was reset\n"
     rows, last_update = negotiator.priority_report()
+    if request.quotas:
+        groups = negotiator.last_cycle().get("groups")
+        return render_quotas(request, groups if isinstance(groups, list) else [], rows, last_update)
     return render(request, rows, time.time(), last_update)
 
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bindings.cli.userprio import UsageError, parse_arguments, render, since
+from bindings.cli.userprio import UsageError, parse_arguments, render, render_quotas, since
 
 NOW = 1_700_000_000.0
 ROWS = [
@@ -79,3 +79,31 @@ def test_since_reads_days_hours_minutes():
     """Time since last usage is d+hh:mm; N/A when never used."""
     assert since({"LastUsageTime": NOW - (86400 + 3 * 3600 + 7 * 60)}, NOW) == "1+03:07"
     assert since({}, NOW) == "N/A"
+
+
+GROUPS = [
+    {"name": "group_a", "config_quota": 2.0, "quota": 2.0, "limit": 3.0, "surplus_weight": 2.0, "accept_surplus": True,
+     "in_use": 1.0, "matched": 2.0},
+    {"name": "group_b", "config_quota": None, "quota": 1.5, "limit": None, "surplus_weight": None,
+     "accept_surplus": False, "in_use": 1.0, "matched": 0.0},
+]
+GROUP_ROWS = [*ROWS, {"Name": "group_a", "IsAccountingGroup": True, "ResourcesUsed": 3, "EffectivePriority": 1.0}]
+
+
+def test_quotas_shows_each_groups_quota_limit_weight_use_and_surplus():
+    """-quotas lists each group with effective and configured quota, limit, surplus weight, in use and surplus;
+    in use comes from the group's priority row when there is one, '-' marks what is not configured."""
+    text = render_quotas(parse_arguments(["-quotas"]), GROUPS, GROUP_ROWS, NOW)
+    lines = text.splitlines()
+    assert lines[1].split() == ["Effective", "Config", "Surplus", "Use", "In"]
+    assert lines[2].split() == ["Group", "Quota", "Quota", "Limit", "Weight", "Surplus", "Use", "Surplus"]
+    assert body_lines(text)[0].split() == ["group_a", "2.00", "2.00", "3.00", "2.00", "yes", "3", "1"]
+    assert body_lines(text)[1].split() == ["group_b", "1.50", "-", "-", "-", "no", "1", "0"]
+    assert lines[-1].split() == ["Number", "of", "groups:", "2", "4", "1"]
+
+
+def test_quotas_json_and_no_groups():
+    """-quotas -json prints the groups with their surplus; a pool without groups says how to configure them."""
+    shown = json.loads(render_quotas(parse_arguments(["-quotas", "-json"]), GROUPS, GROUP_ROWS))
+    assert [(g["name"], g["in_use"], g["surplus"]) for g in shown] == [("group_a", 3, 1), ("group_b", 1.0, 0)]
+    assert "GROUP_QUOTA_<group>" in render_quotas(parse_arguments(["--quotas"]), [], ROWS)
