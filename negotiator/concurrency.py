@@ -13,7 +13,6 @@ limit. Pure logic: :class:`ConcurrencyLedger` wraps one cycle's matching.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -23,44 +22,13 @@ from classad import ClassAd
 from classad.values import UNDEFINED
 from daemoncore.config import Config, ConfigError
 from daemoncore.wire.resource_request import ResourceRequest
+from jobmodel.concurrency_limits import NAME, LimitSyntaxError, parse_limits
 from negotiator.matchmaking import Prefilter, SlotMatch, SlotPool, match_request
 
 #: HTCondor's ``CONCURRENCY_LIMIT_DEFAULT`` when unset.
 DEFAULT_MAXIMUM = 2308032.0
-#: A limit name: letters, digits and underscores, with at most one dot.
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
 #: States of a slot whose claim's job takes its limits.
 _CLAIMED_STATES = ("claimed", "preempting")
-
-
-class LimitSyntaxError(ValueError):
-    """A ConcurrencyLimits string is not a list of ``name[:weight]``."""
-
-
-def parse_limits(text: str) -> tuple[tuple[str, float], ...]:
-    """``"a, B.x, c:3"`` -> ``(("a", 1.0), ("b.x", 1.0), ("c", 3.0))``; names lower-cased.
-
-    Raises:
-        LimitSyntaxError: an entry has a bad name, more than one dot, or a weight that
-            is not a positive number; the message names the entry.
-    """
-    found = []
-    for entry in (e for e in re.split(r"[,\s]+", text.strip()) if e):
-        name, _, weight_text = entry.partition(":")
-        if not _NAME.match(name):
-            raise LimitSyntaxError(f"concurrency limit {entry!r}: a name is letters, digits and "
-                                   "underscores with at most one dot (such as license or sw.matlab)")
-        weight = 1.0
-        if weight_text:
-            try:
-                weight = float(weight_text)
-            except ValueError:
-                weight = math.nan
-            if not math.isfinite(weight) or weight <= 0:
-                raise LimitSyntaxError(f"concurrency limit {entry!r}: the weight after ':' must be a "
-                                       f"positive number, not {weight_text!r}")
-        found.append((name.lower(), weight))
-    return tuple(found)
 
 
 def ad_attribute_name(limit: str) -> str:
@@ -100,7 +68,7 @@ class ConcurrencySettings:
             upper = name.upper()
             if upper.startswith("CONCURRENCY_LIMIT_DEFAULT_"):
                 sets[upper[len("CONCURRENCY_LIMIT_DEFAULT_"):].lower()] = _maximum_knob(config, name)
-            elif upper.endswith("_LIMIT") and _NAME.match(name[:-len("_LIMIT")]):
+            elif upper.endswith("_LIMIT") and NAME.match(name[:-len("_LIMIT")]):
                 value = _number(config.param(name))
                 if value is not None and value >= 0:
                     limits[name[:-len("_LIMIT")].lower()] = value

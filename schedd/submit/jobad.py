@@ -7,6 +7,7 @@ import os
 import re
 
 from classad.values import UNDEFINED
+from jobmodel.concurrency_limits import LimitSyntaxError, parse_limits
 from schedd.submit.arguments import job_arguments
 from schedd.submit.cluster import RuleReader
 from schedd.submit.environment import job_environment
@@ -427,14 +428,29 @@ def policy(r: RuleReader) -> None:
                        "or Error", "notification")
         r["JobNotification"] = codes[word]
     accounting(r)
-    limits = r.get("concurrency_limits")
-    if limits and limits.strip():
-        names = sorted(n.lower() for n in re.split(r"[,\s]+", limits.strip()) if n)
-        r["ConcurrencyLimits"] = ",".join(names)
-    limits_expr = r.get("concurrency_limits_expr")
-    if limits_expr and limits_expr.strip():
-        r["ConcurrencyLimits"] = to_value(limits_expr, "concurrency_limits_expr")
+    concurrency_limits(r)
     retries(r)
+
+
+def concurrency_limits(r: RuleReader) -> None:
+    """``concurrency_limits`` (checked, lower-cased and sorted, as HTCondor writes it) or
+    ``concurrency_limits_expr`` (an expression the negotiator evaluates against each slot),
+    both into ``ConcurrencyLimits``; giving both is an error, as in HTCondor."""
+    limits, limits_expr = r.get("concurrency_limits"), r.get("concurrency_limits_expr")
+    given = [c for c, t in (("concurrency_limits", limits), ("concurrency_limits_expr", limits_expr))
+             if t and t.strip()]
+    if len(given) == 2:
+        raise fail("concurrency_limits and concurrency_limits_expr can't be used together; "
+                   "keep one", "concurrency_limits_expr")
+    if limits and limits.strip():
+        entries = sorted(e.lower() for e in re.split(r"[,\s]+", limits.strip()) if e)
+        try:
+            parse_limits(",".join(entries))
+        except LimitSyntaxError as exc:
+            raise fail(str(exc), "concurrency_limits") from None
+        r["ConcurrencyLimits"] = ",".join(entries)
+    elif limits_expr and limits_expr.strip():
+        r["ConcurrencyLimits"] = to_value(limits_expr, "concurrency_limits_expr")
 
 
 def accounting(r: RuleReader) -> None:
