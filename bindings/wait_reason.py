@@ -16,8 +16,8 @@ from attrs import frozen
 
 from bindings.analyze import Analysis
 
-#: How the negotiator's derived "no slot" reason begins (negotiator/last_cycle.py NO_SLOT).
-NO_SLOT_PREFIX = "a slot that matches"
+#: The negotiator's reason when no idle slot matched (negotiator/last_cycle.py NO_SLOT).
+NO_SLOT = "no idle slot matched its request in the last cycle"
 
 
 @frozen
@@ -88,7 +88,7 @@ def waiting_sentence(analysis: Analysis, view: CycleView, failing: Sequence[str]
     if view.reason is None:
         return (f"Job {job} was not left waiting by the last negotiation cycle (at {at}): it was matched "
                 f"and is being claimed, or came after that cycle; {can}.")
-    if view.reason.startswith(NO_SLOT_PREFIX):
-        return (f"Job {job} waits for {NO_SLOT_PREFIX} and is free: {can}, "
+    if view.reason.startswith(NO_SLOT):
+        return (f"Job {job} waits for a slot that matches and is free: {can}, "
                 f"but none was idle for it in the last negotiation cycle (at {at}).")
-    return f"Job {job} waits for {view.reason} (negotiation cycle at {at})."
+    return f"Job {job} waits: {view.reason} (negotiation cycle at {at})."

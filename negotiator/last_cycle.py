@@ -4,7 +4,7 @@
 
 Pure: :func:`explain_cycle` takes a cycle's inputs and :class:`~negotiator.cycle.CycleResult`
 and returns a :class:`LastCycle`. Each request left with jobs idle gets a reason, a
-phrase that completes "Job 3.0 waits for ...": the cycle's own (``unmatched_reasons``,
+clause that follows "Job 3.0 waits: ": the cycle's own (``unmatched_reasons``,
 written where the decision is made: concurrency limits, gangs, groups), else one read
 from the numbers here: its group's limit or quota, users ahead of it by priority, or
 a slot that matches.
@@ -12,7 +12,7 @@ a slot that matches.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from attrs import frozen
 
@@ -29,7 +29,7 @@ MAX_REASON = 1000
 MAX_AHEAD = 3
 
 #: The reason of a request nothing else explains.
-NO_SLOT = "a slot that matches: no idle slot matched its request in the last cycle"
+NO_SLOT = "no idle slot matched its request in the last cycle"
 
 
 @frozen
@@ -63,7 +63,7 @@ class GroupUse:
     config_quota: float | None
     quota: float
     limit: float | None
-    surplus_weight: float | None
+    surplus_weight: float
     accept_surplus: bool
     in_use: float
     matched: float
@@ -85,27 +85,9 @@ class LastCycle:
     groups: tuple[GroupUse, ...]
 
 
-def cycle_reasons(result: CycleResult) -> Mapping[tuple[str, str], str]:
-    """The reasons the cycle itself gave, by ``(submitter, request id)``; none from a cycle
-    that gives none (``unmatched_reasons`` is optional)."""
-    reasons = getattr(result, "unmatched_reasons", None)
-    return reasons if isinstance(reasons, Mapping) else {}
-
-
-def group_limit(settings: GroupSettings, group: str) -> float | None:
-    """``GROUP_LIMIT_<group>`` when the group settings carry limits, else None."""
-    limits = getattr(settings, "limits", None)
-    value = limits.get(group) if isinstance(limits, Mapping) else None
-    return float(value) if isinstance(value, (int, float)) else None
-
-
-def surplus_weight(settings: GroupSettings, group: str, quota: float) -> float | None:
-    """``GROUP_SURPLUS_WEIGHT_<group>`` when the settings carry weights (default the quota), else None."""
-    weights = getattr(settings, "surplus_weights", None)
-    if not isinstance(weights, Mapping):
-        return None
-    value = weights.get(group)
-    return float(value) if isinstance(value, (int, float)) else quota
+def surplus_weight(settings: GroupSettings, group: str, quota: float) -> float:
+    """``GROUP_SURPLUS_WEIGHT_<group>``, by default the group's quota (HTCondor's proportional rule)."""
+    return float(settings.surplus_weights.get(group, quota))
 
 
 def explain_cycle(result: CycleResult, slots: Sequence[ClassAd], submitters: Sequence[Submitter],
@@ -113,7 +95,7 @@ def explain_cycle(result: CycleResult, slots: Sequence[ClassAd], submitters: Seq
     """The record of one cycle: who waits, why, and the groups' use."""
     shares = _shares(result, submitters, accountant, settings.groups)
     groups = _groups(settings.groups, shares, _pool_total(slots, shares, settings))
-    reasons = cycle_reasons(result)
+    reasons = result.unmatched_reasons
     by_name = {share.name: share for share in shares}
     by_group = {group.name: group for group in groups}
     waiting = []
@@ -136,17 +118,17 @@ def derived_reason(share: SubmitterShare, group: GroupUse | None, shares: Sequen
     its group's limit or quota, else the users ahead of it, else no slot matched."""
     if group is not None:
         if group.limit is not None and group.used >= group.limit - 1e-9:
-            return f"its group {group.name}'s limit: {_cores_of(group)}"
+            return f"its group {group.name} is at its limit: {_cores_of(group)}"
         if not group.accept_surplus and group.used >= group.quota - 1e-9:
-            return f"its group {group.name}'s quota: {_cores_of(group)}, and {group.name} does not accept surplus"
+            return f"its group {group.name} is at its quota and does not accept surplus: {_cores_of(group)}"
     ahead = [s for s in shares if s.name != share.name and s.effective_priority < share.effective_priority
              and s.in_use + s.matched > 0]
     if ahead:
         named = ", ".join(f"{s.name} ({s.effective_priority:.2f}, {_number(s.in_use + s.matched)} in use)"
                           for s in ahead[:MAX_AHEAD])
         more = f" and {len(ahead) - MAX_AHEAD} more" if len(ahead) > MAX_AHEAD else ""
-        return (f"priority: {len(ahead)} user(s) with better effective priority hold the slots it could use, "
-                f"ahead of {share.name} ({share.effective_priority:.2f}): {named}{more}")
+        return (f"{len(ahead)} user(s) ahead of {share.name} (effective priority {share.effective_priority:.2f}) "
+                f"hold the slots it could use: {named}{more}")
     return NO_SLOT
 
 
@@ -187,7 +169,7 @@ def _groups(settings: GroupSettings, shares: Sequence[SubmitterShare], total: fl
     for name in settings.active:
         members = [s for s in shares if s.group == name]
         quota = effective.get(name, 0.0)
-        out.append(GroupUse(name, settings.static_quotas.get(name), quota, group_limit(settings, name),
+        out.append(GroupUse(name, settings.static_quotas.get(name), quota, settings.limits.get(name),
                             surplus_weight(settings, name, quota), settings.accepts_surplus(name),
                             sum(s.in_use for s in members), sum(s.matched for s in members)))
     return tuple(out)

@@ -32,16 +32,15 @@ def sentence(reason, slots=(2048, 2048, 512), job=JOB):
 
 
 @pytest.mark.parametrize("reason, expected", [
-    ("concurrency limit license: 3 in use / 3 max",
-     f"Job 3.0 waits for concurrency limit license: 3 in use / 3 max (negotiation cycle at {AT})."),
-    ("the rest of its gang: 2 of 3 fit.", f"Job 3.0 waits for the rest of its gang: 2 of 3 fit (negotiation cycle at {AT})."),
-    ("its group group_a's quota: 2 in use / quota 2 / no limit (cores), and group_a does not accept surplus",
-     "Job 3.0 waits for its group group_a's quota: 2 in use / quota 2 / no limit (cores), and group_a does not "
-     f"accept surplus (negotiation cycle at {AT})."),
-    ("priority: 1 user(s) with better effective priority hold the slots it could use, ahead of alice@pool "
-     "(500.00): bob@pool (0.50, 2 in use)",
-     "Job 3.0 waits for priority: 1 user(s) with better effective priority hold the slots it could use, ahead of "
-     f"alice@pool (500.00): bob@pool (0.50, 2 in use) (negotiation cycle at {AT})."),
+    ("concurrency limit license is used up: 3 of 3 in use and the job needs 1",
+     f"Job 3.0 waits: concurrency limit license is used up: 3 of 3 in use and the job needs 1 (negotiation cycle at {AT})."),
+    ("only 2 of its gang of 3 fit.", f"Job 3.0 waits: only 2 of its gang of 3 fit (negotiation cycle at {AT})."),
+    ("its group group_a is at its quota and does not accept surplus: 2 in use / quota 2 / no limit (cores)",
+     "Job 3.0 waits: its group group_a is at its quota and does not accept surplus: 2 in use / quota 2 / "
+     f"no limit (cores) (negotiation cycle at {AT})."),
+    ("1 user(s) ahead of alice@pool (effective priority 500.00) hold the slots it could use: bob@pool (0.50, 2 in use)",
+     "Job 3.0 waits: 1 user(s) ahead of alice@pool (effective priority 500.00) hold the slots it could use: "
+     f"bob@pool (0.50, 2 in use) (negotiation cycle at {AT})."),
 ])
 def test_the_negotiators_reason_becomes_the_sentence(reason, expected):
     """A reason of the last cycle (limit, gang, group, priority) ends the report as one sentence."""
@@ -57,7 +56,7 @@ def test_no_slot_that_matches_comes_from_the_slot_analysis():
 
 def test_matching_slots_that_were_not_idle():
     """The negotiator's 'no idle slot matched' with matching slots in the pool says they were busy, with counts."""
-    assert sentence("a slot that matches: no idle slot matched its request in the last cycle") == (
+    assert sentence("no idle slot matched its request in the last cycle") == (
         f"Job 3.0 waits for a slot that matches and is free: 2 of the 3 slots can run it, "
         f"but none was idle for it in the last negotiation cycle (at {AT}).")
 

@@ -2,7 +2,6 @@
 real cycles over synthetic slots, and the bounded JSON the route answers."""
 
 import attrs
-import pytest
 from twisted.internet.task import Clock
 
 from daemoncore.wire.resource_request import ResourceRequest
@@ -44,8 +43,7 @@ def test_a_group_at_its_quota_is_the_reason(tmp_path):
     _, cycle = explained(slots(4), [submitter("group_a.alice@x", 3)], accountant, CycleSettings(groups=GROUPS))
     [waiting] = cycle.waiting
     assert waiting.left == 2 and waiting.job_ids == ("1.1", "1.2")
-    assert waiting.reason == ("its group group_a's quota: 1 in use / quota 1 / no limit (cores), "
-                              "and group_a does not accept surplus")
+    assert waiting.reason == "its group group_a is at its quota and does not accept surplus: 1 in use / quota 1 / no limit (cores)"
     [group] = cycle.groups
     assert (group.name, group.config_quota, group.quota, group.in_use, group.matched) == ("group_a", 1.0, 1.0, 0, 1.0)
 
@@ -56,8 +54,8 @@ def test_users_ahead_by_priority_are_named_with_their_priorities(tmp_path):
     accountant.set_priority("a@x", 500.0)
     _, cycle = explained(slots(2), [submitter("a@x", 2), submitter("b@x", 5)], accountant)
     reasons = {w.submitter: w.reason for w in cycle.waiting}
-    assert reasons["a@x"].startswith("priority: 1 user(s) with better effective priority")
-    assert "ahead of a@x (500000.00): b@x (500.00, 2 in use)" in reasons["a@x"]  # factor 1000
+    assert reasons["a@x"] == ("1 user(s) ahead of a@x (effective priority 500000.00) hold the slots it could use: "
+                              "b@x (500.00, 2 in use)")  # the default factor is 1000
 
 
 def test_no_slot_that_matches(tmp_path):
@@ -111,10 +109,13 @@ def test_before_any_cycle_the_answer_says_none_ran():
                              "truncated": False}
 
 
-@pytest.mark.parametrize("limits, weights, limit, weight", [(None, None, None, None), ({"g": 4}, {"g": 3}, 4.0, 3.0),
-                                                            ({}, {}, None, 2.0)])
-def test_limit_and_weight_are_read_when_the_settings_carry_them(limits, weights, limit, weight):
-    """GROUP_LIMIT and GROUP_SURPLUS_WEIGHT come from the group settings when they have them; weight defaults to the quota."""
-    settings = attrs.make_class("S", {"limits": attrs.field(default=limits), "surplus_weights": attrs.field(default=weights)})()
-    assert last_cycle.group_limit(settings, "g") == limit
-    assert last_cycle.surplus_weight(settings, "g", 2.0) == weight
+def test_a_group_at_its_limit_even_with_surplus(tmp_path):
+    """A group accepting surplus waits at GROUP_LIMIT, and the record carries the limit and the surplus weight."""
+    groups = GroupSettings(names=("group_a",), static_quotas={"group_a": 1.0}, accept_surplus_default=True,
+                           limits={"group_a": 2.0}, surplus_weights={"group_a": 3.0})
+    accountant = accountant_for(tmp_path, ("group_a",))
+    _, cycle = explained(slots(4), [submitter("group_a.alice@x", 3)], accountant, CycleSettings(groups=groups))
+    assert [w.reason for w in cycle.waiting] == ["its group group_a is at its limit: 2 in use / quota 1 / limit 2 (cores)"]
+    [group] = cycle.groups
+    assert (group.limit, group.surplus_weight, group.accept_surplus) == (2.0, 3.0, True)
+    assert last_cycle.surplus_weight(GroupSettings(), "g", 2.5) == 2.5
