@@ -54,6 +54,9 @@ class Claim:
     #: The other pool the slot belongs to when its match came from that pool's negotiator
     #: (the job flocked there; the startd is called with that pool's token), else None.
     pool: str | None = None
+    #: For a claim granted by preempting others (pending at the startd until they end):
+    #: when the schedd stops asking to activate it and gives it back; None for any other claim.
+    ready_by: float | None = None
 
 
 def alive_period_for(lease: float, alive_interval: float = DEFAULT_ALIVE_INTERVAL) -> float:

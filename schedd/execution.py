@@ -46,7 +46,6 @@ from schedd.claims import (
     next_job_for,
 )
 from schedd.flocking import HOME_LEVEL
-from schedd.gangs import Gangs, GangStep, host_and_slot
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
 from schedd.queue.db import RunningClaim
 from shadow.owner_rights import INPUT, as_owner, job_account
@@ -61,6 +60,10 @@ ALIVE_CHECK_INTERVAL = 1.0
 ALIVE_TIMEOUT = 60.0
 #: Why a shadow made at start-up is disconnected until its startd answers RECONNECT.
 RESTARTED = "the schedd restarted"
+#: How often ACTIVATE of a claim still pending at the startd (waiting for the claims it preempts) is sent again.
+PENDING_RETRY = 5.0
+#: How long the startd holds an ACTIVATE of a pending claim before answering 409 pending, plus a margin.
+PENDING_ACTIVATE_TIMEOUT = 45.0
 
 _log = Logger()
 
@@ -83,6 +86,21 @@ def lease_seconds_for(job: ClassAd, override: float | None) -> float:
 
 def _sinful(address: str) -> str:
     return address if address.startswith("<") else f"<{address}>"
+
+
+def pending_until(answer: dict, now: float, match_timeout: float) -> float | None:
+    """For a CLAIM answered pending (the slot is free once the claims it preempts end), when
+    to stop waiting: ``ready_within`` + ``MATCH_TIMEOUT`` from ``now``; None for a claim ready now."""
+    if answer.get("pending") is not True:
+        return None
+    within = answer.get("ready_within")
+    within = float(within) if type(within) in (int, float) and within >= 0 else 0.0
+    return now + within + match_timeout
+
+
+def _still_pending(failure) -> bool:
+    """Whether ACTIVATE failed only because the claim still waits for its victims (409 pending)."""
+    return bool(failure.check(RemoteError)) and failure.value.status == 409 and failure.value.code == "pending"
 
 
 def _job_id_param(request: ApiRequest) -> JobId:
@@ -108,6 +126,7 @@ class Execution(app_service.Service):
         self.s3_endpoint_url = config.param("S3_ENDPOINT_URL")
         self.staging_root = config.param("SPOOL")
         self.extra_significant = config.param_list("ADD_SIGNIFICANT_ATTRIBUTES", [])
+        self.match_timeout = config.param_duration("MATCH_TIMEOUT", 120.0) or 120.0
         self._run_blocking = run_blocking or _default_run_blocking()
         self.claims = ClaimTable()
         self.shadows: dict[JobId, Shadow] = {}
@@ -118,7 +137,6 @@ class Execution(app_service.Service):
         self._alive_calls: set[str] = set()  # startds with a keep-alive on its way (one at a time each)
         self._alive_loop = task.LoopingCall(self._send_alives)
         self._alive_loop.clock = self.clock
-        self.gangs = Gangs(self)
 
     # --- what the schedd service calls ---
     def handlers(self) -> dict:
@@ -146,7 +164,6 @@ class Execution(app_service.Service):
         super().startService()
         self._settle_orphans()
         self._alive_loop.start(ALIVE_CHECK_INTERVAL, now=False)
-        self.gangs.start()
 
     def _settle_orphans(self) -> None:
         orphans = f"JobStatus == {int(JobStatus.RUNNING)} || JobStatus == {int(JobStatus.SUSPENDED)} || " \
@@ -219,7 +236,6 @@ class Execution(app_service.Service):
         """Leave running jobs as they are (their leases carry them) and stop the timers."""
         if self._alive_loop.running:
             self._alive_loop.stop()
-        self.gangs.stop()
         for shadow in list(self.shadows.values()):
             shadow.shut_down()
         return super().stopService()
@@ -266,7 +282,7 @@ class Execution(app_service.Service):
 
     def matches(self, request: ApiRequest) -> JsonReply:
         """MATCHES: pick a job for each match and start claiming its slot."""
-        picked = []
+        accepted = 0
         pool = self._pool_of(request)
         for match in parse_matches(request.json()):
             candidates = (JobId.parse(text) for text in self._requests.get(match.request_id, ()))
@@ -276,12 +292,9 @@ class Execution(app_service.Service):
                           slot=match.slot_name)
                 continue
             self._starting.add(job_id)
-            picked.append((match, job_id, self._free_ad(job_id, starting_ok=True)))
-        to_claim, dropped = self.gangs.claims.admit(picked)
-        self._starting.difference_update(dropped)
-        for match, job_id in to_claim:
+            accepted += 1
             self._claim(match, job_id, pool)
-        return JsonReply({"accepted": len(to_claim)})
+        return JsonReply({"accepted": accepted})
 
     # --- starter routes ---
     def job_input(self, request: ApiRequest) -> Deferred:
@@ -329,6 +342,8 @@ class Execution(app_service.Service):
             self._starting.discard(job_id)
             return
         body = {"claim_id": match.claim_id, "job_ad": ad_to_json(ad), "schedd_address": _sinful(self.schedd.address)}
+        if match.victims:
+            body["victims"] = [victim.claim_id for victim in match.victims]
         pool_name = pool.name if pool is not None else None
         claiming = self._client(match.startd_address, pool_name).call(startd_routes.CLAIM, body)
         owner = ad.evaluate("Owner")
@@ -337,28 +352,21 @@ class Execution(app_service.Service):
 
     def _claimed(self, answer: dict, match: Match, job_id: JobId, owner: str, pool: str | None = None) -> None:
         slot_ad = ad_from_json(answer.get("slot_ad") or ad_to_json(match.slot_ad), "CLAIM answer slot_ad")
+        now = self.clock.seconds()
         claim = self.claims.add(Claim(
             claim_id=str(answer.get("claim_id") or match.claim_id), slot_name=str(answer.get("slot_name") or match.slot_name),
-            startd_address=match.startd_address, owner=owner, slot_ad=slot_ad, claimed_at=self.clock.seconds(),
-            pool=pool))
-        _log.info("claimed {slot} at {startd} for job {job}{where}", slot=claim.slot_name,
-                  startd=claim.startd_address, job=job_id, where=f" in pool {pool}" if pool else "")
-        self._gang_step(self.gangs.claims.claimed(claim, job_id, host_and_slot(claim.slot_name, slot_ad)))
+            startd_address=match.startd_address, owner=owner, slot_ad=slot_ad, claimed_at=now,
+            pool=pool, ready_by=pending_until(answer, now, self.match_timeout)))
+        _log.info("claimed {slot} at {startd} for job {job}{where}{pending}", slot=claim.slot_name,
+                  startd=claim.startd_address, job=job_id, where=f" in pool {pool}" if pool else "",
+                  pending=f", once the {len(match.victims)} claim(s) it preempts end" if claim.ready_by else "")
+        self._activate(claim, job_id)
 
     def _claim_failed(self, failure, match: Match, job_id: JobId) -> None:
         self._starting.discard(job_id)
         self._cancelled.discard(job_id)
         _log.warn("claiming {slot} at {startd} for job {job} failed: {why}", slot=match.slot_name,
                   startd=match.startd_address, job=job_id, why=failure.getErrorMessage())
-        self._gang_step(self.gangs.claims.claim_failed(job_id))
-
-    def _gang_step(self, step: GangStep) -> None:
-        """Do what :class:`schedd.gangs.GangClaims` says: a gang starts whole or not at all."""
-        self._starting.difference_update(step.stopped)
-        for claim in step.release:
-            self._release(claim, "another piece of its gang could not be claimed")
-        for claim, job_id in step.activate:
-            self._activate(claim, job_id)
 
     def _activate(self, claim: Claim, job_id: JobId) -> None:
         """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE."""
@@ -383,11 +391,16 @@ class Execution(app_service.Service):
                                                       claim.pool))
         job_ad = self._presigned(ad).copy()
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
-        job_ad = self.gangs.with_hosts(job_ad, job_id)
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
-        activating = self._client(claim.startd_address, claim.pool).call(startd_routes.ACTIVATE, body)
-        activating.addErrback(self._activate_failed, shadow)
+        self._send_activate(claim, shadow, body)
+
+    def _send_activate(self, claim: Claim, shadow: Shadow, body: dict) -> None:
+        if self.shadows.get(shadow.job_id) is not shadow:  # stopped or requeued while it waited
+            return
+        timeout = PENDING_ACTIVATE_TIMEOUT if claim.ready_by is not None else None
+        activating = self._client(claim.startd_address, claim.pool, timeout).call(startd_routes.ACTIVATE, body)
+        activating.addErrback(self._activate_failed, shadow, claim, body)
 
     def _presigned(self, ad: ClassAd) -> ClassAd:
         """The job ad with its ``s3://`` inputs presigned, the credential files read
@@ -398,7 +411,10 @@ class Execution(app_service.Service):
         except (TransferError, OSError):
             return ad
 
-    def _activate_failed(self, failure, shadow: Shadow) -> None:
+    def _activate_failed(self, failure, shadow: Shadow, claim: Claim, body: dict) -> None:
+        if _still_pending(failure) and claim.ready_by is not None and self.clock.seconds() < claim.ready_by:
+            self.clock.callLater(PENDING_RETRY, self._send_activate, claim, shadow, body)
+            return
         _log.warn("activating job {job} on {slot} failed: {why}", job=shadow.job_id, slot=shadow.slot_name,
                   why=failure.getErrorMessage())
         if self.shadows.get(shadow.job_id) is shadow:

@@ -20,6 +20,8 @@ from schedd.autocluster import build_autoclusters, resource_requests, significan
 
 #: At most this many matches in one MATCHES request.
 MAX_MATCHES = 100_000
+#: At most this many victims in one match (the startd refuses more in one CLAIM).
+MAX_VICTIMS = 256
 
 
 def owner_of_submitter(submitter: str) -> str:
@@ -42,8 +44,17 @@ def requests_for(idle_jobs: Iterable[tuple[JobId, ClassAd]], submitter: str, sch
 
 
 @frozen
+class Victim:
+    """A claim a preempting match ends: its slot and its ClaimId."""
+
+    slot_name: str
+    claim_id: str = field(repr=False)
+
+
+@frozen
 class Match:
-    """One match from the negotiator: a slot (with its ClaimId) for a request."""
+    """One match from the negotiator: a slot (with its ClaimId) for a request, and the
+    claims it preempts (none for an idle slot)."""
 
     request_id: str
     job_id: JobId | None
@@ -51,6 +62,7 @@ class Match:
     startd_address: str
     claim_id: str = field(repr=False)
     slot_ad: ClassAd = field(eq=False, repr=False)
+    victims: tuple[Victim, ...] = ()
 
 
 def _text(entry: Mapping, key: str, where: str) -> str:
@@ -68,6 +80,22 @@ def _job_id(entry: Mapping, where: str) -> JobId | None:
         return JobId.parse(value) if isinstance(value, str) else JobId.parse(str(value))
     except ValueError as exc:
         raise BadRequest(f"{where}.job_id: {exc}") from None
+
+
+def _victims(entry: Mapping, where: str) -> tuple[Victim, ...]:
+    value = entry.get("victims")
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_VICTIMS:
+        raise BadRequest(f"{where}.victims must be a list of at most {MAX_VICTIMS} victims, got "
+                         f"{len(value) if isinstance(value, list) else type(value).__name__}")
+    found = []
+    for index, victim in enumerate(value):
+        inner = f"{where}.victims[{index}]"
+        if not isinstance(victim, dict):
+            raise BadRequest(f"{inner} must be an object, got {type(victim).__name__}")
+        found.append(Victim(_text(victim, "slot_name", inner), _text(victim, "claim_id", inner)))
+    return tuple(found)
 
 
 def parse_matches(body: Mapping) -> list[Match]:
@@ -89,21 +117,23 @@ def parse_matches(body: Mapping) -> list[Match]:
         slot_ad = ad_from_json(entry.get("slot_ad"), f"{where}.slot_ad")
         found.append(Match(_text(entry, "request_id", where), _job_id(entry, where),
                            _text(entry, "slot_name", where), _text(entry, "startd_address", where),
-                           _text(entry, "claim_id", where), slot_ad))
+                           _text(entry, "claim_id", where), slot_ad, _victims(entry, where)))
     return found
 
 
 def pick_job(match: Match, candidates: Iterable[JobId], is_free: Callable[[JobId], ClassAd | None]) -> JobId | None:
     """The job to run on ``match``'s slot: the job the negotiator named if it is still
     free, else the first free job of the request that matches the slot. ``is_free``
-    answers a job's ad when it is idle and not already being started, else None."""
+    answers a job's ad when it is idle and not already being started, else None. A
+    preempting match is not checked against the slot's ad: the slot fits the job only
+    once its victims' resources are back, as the negotiator reckoned."""
     ordered = ([match.job_id] if match.job_id is not None else []) + [c for c in candidates if c != match.job_id]
     for job_id in ordered:
         ad = is_free(job_id)
-        if ad is not None and symmetric_match(ad, match.slot_ad):
+        if ad is not None and (match.victims or symmetric_match(ad, match.slot_ad)):
             return job_id
     return None
 
 
-__all__ = ["Match", "owner_of_submitter", "requests_for", "parse_matches", "pick_job",
-           "MAX_MATCHES"]
+__all__ = ["Match", "Victim", "owner_of_submitter", "requests_for", "parse_matches", "pick_job",
+           "MAX_MATCHES", "MAX_VICTIMS"]
