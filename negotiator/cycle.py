@@ -30,6 +30,8 @@ from negotiator.gangs import gang_size, serve_gang
 from negotiator.gpu_matching import card_fraction
 from negotiator.groups import GroupSettings, allocations
 from negotiator.matchmaking import MatchSettings, SlotPool, build_prefilter
+from negotiator.preempting import PreemptionPhase
+from negotiator.preemption import PreemptionSettings
 
 
 @frozen
@@ -54,6 +56,8 @@ class Match:
     consumed: tuple[tuple[str, float], ...] = ()
     claim_id: str = attrs.field(default="", repr=False)
     grants: tuple[Grant, ...] = ()
+    #: Slot names whose claims end for this match (a preemption); empty for an idle slot.
+    victims: tuple[str, ...] = ()
 
 
 @frozen
@@ -62,6 +66,7 @@ class CycleSettings:
 
     match: MatchSettings = attrs.field(factory=MatchSettings)
     groups: GroupSettings = attrs.field(factory=GroupSettings)
+    preemption: PreemptionSettings = attrs.field(factory=PreemptionSettings)
     concurrency: ConcurrencySettings = attrs.field(factory=ConcurrencySettings)
     max_spins: int = 1000
 
@@ -106,6 +111,30 @@ class _CycleState:
 
     def demand_left(self, submitter: Submitter) -> bool:
         return any(self.left[(submitter.name, r.request_id)] > 0 for r in submitter.requests)
+
+    def idle_fits(self, request: ResourceRequest) -> bool:
+        """True when an idle slot (or what is left of a partitionable one) still matches ``request``."""
+        prefilter = self.prefilters[request.request_id]
+        return any(self.pool.answer(request, signature, prefilter) is not None
+                   and self.pool.first_free(request, signature) is not None for signature in list(self.pool.classes))
+
+    def preempt(self, slots: Sequence[ClassAd], submitters: Sequence[Submitter], settings: CycleSettings,
+                idle_weight: float) -> PreemptionPhase:
+        """Run the preemption phase after the idle pie; its matches join the cycle's."""
+        gained = {s.name: self.used[s.name] - self.accountant.resources_in_use(s.name) for s in submitters}
+        parents = {s.name: s.ad for s in self.pool.slots if s.partitionable}
+        phase = PreemptionPhase(slots, parents, submitters, self.left, gained, self.accountant, settings,
+                                idle_weight, self.accountant.clock.seconds(), self.idle_fits)
+        for granted in phase.run():
+            key = (granted.submitter.name, granted.request.request_id)
+            index = self.given[key]
+            job_ids = granted.request.job_ids
+            self.matches.append(Match(granted.submitter.name, granted.submitter.schedd_address, key[1],
+                                      job_ids[index] if index < len(job_ids) else None,
+                                      granted.match.slot_name, granted.match.weight, granted.match.consumed,
+                                      victims=granted.match.victims))
+            self.given[key] += 1
+        return phase
 
     def serve(self, submitter: Submitter, allowance: float) -> float:
         """Match ``submitter``'s requests in order until its allowance is used; returns
@@ -231,8 +260,10 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
     for group in order:
         members = by_group[group]
         _spin_pie(state, members, limits.get(group, 0.0) - usage[group], settings.max_spins)
+    phase = state.preempt(slots, submitters, settings, available)
     unmatched = {k: v for k, v in state.left.items() if v > 0}
-    reasons = dict(state.gang_reasons)
+    reasons = phase.explain()
+    reasons.update(state.gang_reasons)
     reasons.update((key, ledger.reasons[key[1]]) for key in unmatched if key[1] in ledger.reasons)
     return CycleResult(tuple(state.matches), state.spins, pool.evaluations, len(pool.slots), unmatched,
                        dict(pool.bad_requests), reasons, dict(ledger.used))

@@ -16,6 +16,7 @@ partitionable-slot preemption (``ALLOW_PSLOT_PREEMPTION``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -301,10 +302,11 @@ class Preemptor:
         return out
 
     def find(self, job: ClassAd, submitter: str, group: str, max_matches: int, allowance: float,
-             reclaim: bool = False) -> tuple[list[PreemptingMatch], list[str]]:
+             reclaim: bool = False, group_room: float = math.inf) -> tuple[list[PreemptingMatch], list[str]]:
         """Up to ``max_matches`` preempting matches for ``job`` (a :func:`job_view`)
         while their weight stays under ``allowance``; with why candidates were refused.
-        ``reclaim`` takes only from groups above their quota, without their quota."""
+        ``reclaim`` takes only from groups above their quota, without their quota.
+        Victims of other groups than ``group`` add to its use: at most ``group_room`` cores."""
         why: list[str] = []
         found: list[PreemptingMatch] = []
         used = 0.0
@@ -316,6 +318,11 @@ class Preemptor:
             running = self.running[name]
             if reclaim and over_quota(running.group, self.standing, self.taken) < running.weight - 1e-9:
                 continue
+            if running.group != group:
+                if running.weight > group_room + 1e-9:
+                    why.append(f"group {group} would pass its allocation")
+                    continue
+                group_room -= running.weight
             found.append(self._take([running], name, running.weight, reason))
             used += running.weight
         while self.settings.allow_pslot and len(found) < max_matches and used < allowance:
