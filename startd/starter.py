@@ -23,6 +23,8 @@ from daemoncore.security.accounts import Account, can_switch_user
 from daemoncore.security.acting_as import acting_as
 from startd import sandbox as sb
 from startd.errors import StarterError
+from startd.preemption import kill_signal
+from startd.gang_environment import gang_environment
 from startd.gpu_sharing import GpuSharing, gpu_environment
 from startd.job_command import job_argv, job_environment
 from startd.spawn import JobProcess
@@ -195,6 +197,7 @@ class Starter:
         job_ad_path = sb.write_ad_file(self.sandbox, JOB_AD_NAME, self.job)
         machine_ad_path = sb.write_ad_file(self.sandbox, MACHINE_AD_NAME, self.machine_ad)
         env = self._environment(job_ad_path, machine_ad_path)
+        env.update(gang_environment(self.job, self.sandbox))
         stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL, self.transferred)
         stdout = _stdio_path(self.sandbox, self.job, "Out", STDOUT_NAME, self.transferred)
         stderr = _stdio_path(self.sandbox, self.job, "Err", STDERR_NAME, self.transferred)
@@ -234,11 +237,12 @@ class Starter:
             pass
 
     def vacate(self) -> None:
-        """Stop the job gracefully: SIGTERM now, SIGKILL after the vacate time if it lingers."""
+        """Stop the job gracefully: its ``KillSig`` (SIGTERM by default) now, SIGKILL after the
+        vacate time if it lingers."""
         if self.pid is None or self.stopped:
             return
         self.stopped = True
-        self._signal_tree(signal.SIGTERM)
+        self._signal_tree(kill_signal(self.job))
         self._kill_call = self.reactor.callLater(self.vacate_time, self._signal_tree, signal.SIGKILL)
 
     remove = vacate

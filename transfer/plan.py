@@ -28,7 +28,9 @@ STDERR_NAME = "_condor_stderr"
 #: ``_CONDOR_MACHINE_AD``); like the streams, they never come back as new files.
 JOB_AD_NAME = ".job.ad"
 MACHINE_AD_NAME = ".machine.ad"
-STARTER_NAMES = frozenset({STDOUT_NAME, STDERR_NAME, JOB_AD_NAME, MACHINE_AD_NAME})
+#: the contact file of a gang's piece (startd.gang_environment), never sent back
+CONTACT_NAME = ".gang_contact"
+STARTER_NAMES = frozenset({STDOUT_NAME, STDERR_NAME, JOB_AD_NAME, MACHINE_AD_NAME, CONTACT_NAME})
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _NULL_DEVICE = "/dev/null"
