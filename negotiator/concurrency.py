@@ -222,3 +222,10 @@ class ConcurrencyLedger:
             found.append(taken[0])
             got += taken[0].weight
         return found
+
+
+def limits_ad(settings: ConcurrencySettings, used: Mapping[str, float]) -> dict[str, float]:
+    """The negotiator ad's ``ConcurrencyLimit_<name> = in use`` for every limit in use or
+    configured (``<NAME>_LIMIT``), as HTCondor's negotiator ad shows them."""
+    names = sorted(set(used) | set(settings.limits))
+    return {ad_attribute_name(name): float(used.get(name, 0.0)) for name in names}

@@ -30,6 +30,7 @@ from twisted.logger import Logger
 from daemoncore.wire import collector_routes, schedd_routes
 from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
+from negotiator.concurrency import usage_from_slots
 from negotiator.cycle import CycleResult, Submitter, negotiate
 from negotiator.errors import NegotiatorError
 from negotiator.flocked import TrustedPoolEntry, flocked_customers, schedd_token
@@ -105,6 +106,8 @@ class CycleDriver:
         self.reports: list[CycleReport] = []
         #: Called with each cycle's report as it is recorded (the negotiator's metrics).
         self.observers: list[Callable[[CycleReport], None]] = []
+        #: Each concurrency limit's use by the claimed slots the last cycle saw.
+        self.concurrency_in_use: dict[str, float] = {}
         self._next = None
         self._running: Deferred | None = None
         self._rerun_soon = False
@@ -237,6 +240,7 @@ class CycleDriver:
         submitter_ads = await collector.call(
             collector_routes.QUERY, {"constraint": self.settings.submitter_constraint}, ad_type="Submitter")
         slots, unreadable = pool_slots(public, private)
+        self.concurrency_in_use = usage_from_slots(slots.ads)
         trusted = self._trusted_pools()
         targets, skipped = submitter_targets(submitter_ads, trusted)
         self._schedd_tokens = {t.schedd_address: schedd_token(t.pool, trusted) for t in targets}

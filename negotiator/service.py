@@ -15,6 +15,7 @@ from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools
 from daemoncore.wire.async_client import AsyncClient
 from negotiator.accountant import Accountant
+from negotiator.concurrency import limits_ad
 from negotiator.cycle import negotiate
 from negotiator.db import AccountantDatabase
 from negotiator.driver import Compute, CycleDriver, compute_here
@@ -45,6 +46,8 @@ class NegotiatorService(DaemonService):
                                   trusted_pools=lambda: trusted_pools.current)
         self._routes = NegotiatorRoutes(self.accountant, self.driver.reschedule, lambda: self.last_cycle)
         self.driver.observers.append(NegotiatorMetrics(self.metrics_registry).observe)
+        self.driver.observers.append(self._advertise_new_limit_use)
+        self._advertised_limits: dict = {}
 
     def client_for(self, address: str, token: str | None = None) -> AsyncClient:
         """A client for the daemon at ``address`` carrying ``token`` (another pool's, to
@@ -100,7 +103,16 @@ class NegotiatorService(DaemonService):
                 "LastNegotiationCycleCandidateSlots0": last.slots,
                 "LastNegotiationCycleProblems0": len(last.problems),
             })
+        ad.update(limits_ad(self.negotiator_settings.cycle.concurrency, self.driver.concurrency_in_use))
         return ad
+
+    def _advertise_new_limit_use(self, _report) -> None:
+        """Send the ad again at once when a concurrency limit's use changed, so
+        ``roost userprio -l`` shows it without waiting for ``UPDATE_INTERVAL``."""
+        used = dict(self.driver.concurrency_in_use)
+        if used != self._advertised_limits and self.running:
+            self._advertised_limits = used
+            self._advertise_quietly()
 
     def startService(self) -> None:
         super().startService()

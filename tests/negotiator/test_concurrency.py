@@ -11,6 +11,7 @@ from negotiator.concurrency import (
     DEFAULT_MAXIMUM,
     ConcurrencySettings,
     ad_attribute_name,
+    limits_ad,
     usage_from_slots,
 )
 from negotiator.cycle import CycleSettings, Submitter, negotiate
@@ -129,3 +130,10 @@ def test_a_malformed_limits_string_matches_nothing_and_says_why(accountant):
 def test_negotiator_ad_attribute_names_replace_dots():
     """The negotiator ad's attribute for sw.matlab is ConcurrencyLimit_sw_matlab."""
     assert ad_attribute_name("sw.matlab") == "ConcurrencyLimit_sw_matlab"
+
+
+def test_the_negotiator_ad_shows_every_limit_in_use_or_configured():
+    """ConcurrencyLimit_<name> is the use, 0 for a configured limit nobody uses."""
+    settings = settings_of("LICENSE_LIMIT = 3\n").concurrency
+    assert limits_ad(settings, {"sw.matlab": 2.0}) == {"ConcurrencyLimit_license": 0.0,
+                                                       "ConcurrencyLimit_sw_matlab": 2.0}
