@@ -23,7 +23,6 @@ from daemoncore.security.accounts import Account, can_switch_user
 from daemoncore.security.acting_as import acting_as
 from startd import sandbox as sb
 from startd.errors import StarterError
-from startd.preemption import kill_signal
 from startd.gang_environment import gang_environment
 from startd.gpu_sharing import GpuSharing, gpu_environment
 from startd.job_command import job_argv, job_environment
@@ -237,12 +236,11 @@ class Starter:
             pass
 
     def vacate(self) -> None:
-        """Stop the job gracefully: its ``KillSig`` (SIGTERM by default) now, SIGKILL after the
-        vacate time if it lingers."""
+        """Stop the job gracefully: SIGTERM now, SIGKILL after the vacate time if it lingers."""
         if self.pid is None or self.stopped:
             return
         self.stopped = True
-        self._signal_tree(kill_signal(self.job))
+        self._signal_tree(signal.SIGTERM)
         self._kill_call = self.reactor.callLater(self.vacate_time, self._signal_tree, signal.SIGKILL)
 
     remove = vacate
