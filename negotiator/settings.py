@@ -19,6 +19,7 @@ from negotiator.cycle import CycleSettings
 from negotiator.gpu_matching import parse_node_policy
 from negotiator.groups import GroupSettings
 from negotiator.matchmaking import DEFAULT_POST_JOB_RANK, DEFAULT_PRE_JOB_RANK, MatchSettings
+from negotiator.preemption import DEFAULT_PREEMPTION_RANK, PreemptionSettings
 
 ACCOUNTANT_FILE_NAME = "Accountant.sqlite"
 
@@ -56,6 +57,7 @@ class NegotiatorSettings:
             gpu_policy=_gpu_policy(config),
             node_policy=_node_policy(config),
         )
+        groups = GroupSettings.from_config(config)
         return cls(
             interval=interval,
             min_interval=min(max(min_interval, 0.0), interval),
@@ -63,8 +65,8 @@ class NegotiatorSettings:
             slot_constraint=_constraint(config, "NEGOTIATOR_SLOT_CONSTRAINT"),
             submitter_constraint=_constraint(config, "NEGOTIATOR_SUBMITTER_CONSTRAINT"),
             accountant=AccountantSettings.from_config(config),
-            cycle=CycleSettings(match=match, groups=GroupSettings.from_config(config),
-                                concurrency=ConcurrencySettings.from_config(config)),
+            cycle=CycleSettings(match=match, groups=groups, concurrency=ConcurrencySettings.from_config(config),
+                                preemption=_preemption(config, groups.names)),
         )
 
 
@@ -75,6 +77,35 @@ def _expression(config: Config, name: str, default: str) -> ExprTree:
         return ExprTree(text)
     except ValueError as exc:
         raise ConfigError(f"{name}{_origin(config, name)}: not a ClassAd expression: {exc}") from None
+
+
+def _preemption(config: Config, groups: tuple[str, ...]) -> PreemptionSettings:
+    """``NEGOTIATOR_CONSIDER_PREEMPTION``, ``PREEMPTION_REQUIREMENTS``, ``PREEMPTION_RANK``,
+    ``PREEMPTION_MIN_RUNTIME[_<group>]``, ``ALLOW_PSLOT_PREEMPTION`` and ``NEGOTIATOR_RECLAIM``.
+
+    Raises:
+        ConfigError: an expression does not parse or a duration is negative, naming where it was set.
+    """
+    per_group = {}
+    for group in groups:
+        seconds = config.param_duration(f"PREEMPTION_MIN_RUNTIME_{group}")
+        if seconds is not None:
+            per_group[group] = _not_negative(config, f"PREEMPTION_MIN_RUNTIME_{group}", seconds)
+    least = _not_negative(config, "PREEMPTION_MIN_RUNTIME", config.param_duration("PREEMPTION_MIN_RUNTIME", 0.0))
+    return PreemptionSettings(
+        consider=config.param_bool("NEGOTIATOR_CONSIDER_PREEMPTION", True),
+        requirements=_expression(config, "PREEMPTION_REQUIREMENTS", "false"),
+        rank=_expression(config, "PREEMPTION_RANK", DEFAULT_PREEMPTION_RANK),
+        min_runtime=least, group_min_runtime=per_group,
+        allow_pslot=config.param_bool("ALLOW_PSLOT_PREEMPTION", False),
+        reclaim=config.param_bool("NEGOTIATOR_RECLAIM", True),
+    )
+
+
+def _not_negative(config: Config, name: str, seconds: float) -> float:
+    if seconds < 0:
+        raise ConfigError(f"{name}{_origin(config, name)} must be 0 seconds or more, not {seconds:g}")
+    return seconds
 
 
 def _gpu_policy(config: Config) -> tuple[str, ...]:
