@@ -3,7 +3,8 @@ change them, with condor_userprio's flags and table.
 
 Display: the default table of active users (in use now, or used within a day),
 ``-allusers`` for everyone the negotiator knows, ``-all`` for the wide table with
-real priorities and usage times, ``-quotas`` for the accounting groups' quotas,
+real priorities and usage times, ``-l`` for every attribute of each user and the
+concurrency limits' use (the negotiator ad's ``ConcurrencyLimit_<name>``), ``-quotas`` for the accounting groups' quotas,
 limits, surplus weights, use and surplus, ``-json`` for the rows as JSON. Edit (needs an
 ADMINISTRATOR token): ``-setfactor USER FACTOR``, ``-resetusage USER``. ``-pool
 HOST:PORT`` names the pool's collector.
@@ -30,6 +31,7 @@ class UserprioRequest:
 
     display: str = "table"
     quotas: bool = False
+    long: bool = False
     all_users: bool = False
     set_factor: tuple[str, float] | None = None
     reset_usage: str | None = None
@@ -37,7 +39,7 @@ class UserprioRequest:
 
 
 COMMAND = CommandLine("roost userprio", "usage: roost userprio [options]\n\n" + USAGE, [
-    Option("-all"), Option("-allusers"), Option("-json"), Option("-quotas"), Option("-pool", 1, needs="HOST:PORT"),
+    Option("-all"), Option("-allusers"), Option("-l"), Option("-long"), Option("-json"), Option("-quotas"), Option("-pool", 1, needs="HOST:PORT"),
     Option("-setfactor", 2, needs="USER FACTOR"), Option("-resetusage", 1, needs="USER"),
 ])
 
@@ -65,6 +67,8 @@ def request_of(reading: Reading) -> UserprioRequest:
             request.display = "all"
         elif given.name == "-allusers":
             request.all_users = True
+        elif given.name in ("-l", "-long"):
+            request.long = True
         elif given.name == "-json":
             request.display = "json"
         elif given.name == "-quotas":
@@ -216,6 +220,32 @@ def render(request: UserprioRequest, rows: list[dict], now: float, last_update=N
     return default_table(shown, now, last_update)
 
 
+def concurrency_limits(negotiator_ad) -> dict[str, float]:
+    """The ``ConcurrencyLimit_<name>`` attributes of the negotiator's ad: each limit's use."""
+    found = {}
+    for name in negotiator_ad.keys():
+        value = negotiator_ad.evaluate(name)
+        if name.lower().startswith("concurrencylimit_") and type(value) in (int, float):
+            found["ConcurrencyLimit_" + name[len("ConcurrencyLimit_"):]] = float(value)
+    return dict(sorted(found.items()))
+
+
+def render_long(request: UserprioRequest, rows: list[dict], limits: dict[str, float], now: float,
+                last_update=None) -> str:
+    """``roost userprio -l``: every attribute of each shown user or group, one ``Name = value``
+    a line, then each concurrency limit's use (as condor_userprio -l shows the negotiator's)."""
+    shown = rows if request.all_users else [r for r in rows if is_active(r, now)]
+    shown = sorted(shown, key=lambda r: (_effective(r), r["Name"]))
+    if request.display == "json":
+        return json.dumps({"priorities": shown, "concurrency_limits": limits}, indent=2) + "\n"
+    blocks = [f"LastUpdate = {_number(last_update)}"]
+    for row in shown:
+        blocks.append("\n".join(f"{key} = {json.dumps(value)}" for key, value in row.items() if value is not None))
+    blocks.append("\n".join(f"{name} = {value:f}" for name, value in limits.items())
+                  or "No concurrency limits in use or configured.")
+    return "\n\n".join(blocks) + "\n"
+
+
 # --- running ------------------------------------------------------------------------
 
 def run(request: UserprioRequest) -> str:
@@ -234,6 +264,12 @@ def run(request: UserprioRequest) -> str:
     if request.quotas:
         groups = negotiator.last_cycle().get("groups")
         return render_quotas(request, groups if isinstance(groups, list) else [], rows, last_update)
+    if request.long:
+        from bindings.collector import Collector
+        from bindings.enums import DaemonType
+
+        limits = concurrency_limits(Collector(request.pool).locate(DaemonType.Negotiator))
+        return render_long(request, rows, limits, time.time(), last_update)
     return render(request, rows, time.time(), last_update)
 
 
