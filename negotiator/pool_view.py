@@ -10,8 +10,9 @@ What is expected of the ads (HTCondor's attribute names):
   (stamped by the collector) is ``flock@POOL`` belongs to that other pool, and is
   negotiated for only when POOL is trusted here;
 * a Machine ad has ``Name``; its startd's address is ``StartdIpAddr`` (else
-  ``MyAddress``); its private ad (same ``Name``) holds ``ClaimId``; a claimed slot
-  charges ``AccountingGroup`` (else ``RemoteOwner``) its ``SLOT_WEIGHT``;
+  ``MyAddress``); its private ad (same ``Name``) holds ``ClaimId`` (a claimed slot's
+  is its current claim, which a preempting match names among its ``victims``); a
+  claimed slot charges ``AccountingGroup`` (else ``RemoteOwner``) its ``SLOT_WEIGHT``;
 * a resource request line (``RESOURCE_REQUESTS``) is read by
   :mod:`daemoncore.wire.resource_request`.
 """
@@ -188,7 +189,8 @@ def resource_requests(lines: Iterable[object], target: SubmitterTarget) -> list[
 
 def matches_by_schedd(matches: Iterable[Match], slots: PoolSlots) -> tuple[dict[str, dict], list[str]]:
     """The MATCHES body for each schedd address, and the matches left out because
-    their slot has no ClaimId or startd address."""
+    their slot (or a victim) has no ClaimId, or no startd address. A preempting match
+    carries ``victims``: ``[{"slot_name", "claim_id"}]``, the claims to end."""
     bodies: dict[str, dict] = {}
     left_out = []
     for match in matches:
@@ -198,9 +200,17 @@ def matches_by_schedd(matches: Iterable[Match], slots: PoolSlots) -> tuple[dict[
             missing = "ClaimId (no private ad)" if not claim else "startd address (StartdIpAddr/MyAddress)"
             left_out.append(f"match of {match.slot_name} for {match.submitter}: slot has no {missing}")
             continue
-        body = bodies.setdefault(match.schedd_address, {"matches": []})
-        body["matches"].append({
+        victims = [{"slot_name": v, "claim_id": slots.claim_ids.get(v)} for v in match.victims]
+        lost = [v["slot_name"] for v in victims if not v["claim_id"]]
+        if lost:
+            left_out.append(f"preempting match of {match.slot_name} for {match.submitter}: victim "
+                            f"{', '.join(lost)} has no ClaimId (no private ad)")
+            continue
+        entry = {
             "request_id": match.request_id, "job_id": match.job_id, "slot_name": match.slot_name,
             "startd_address": startd, "claim_id": claim, "slot_ad": slots.wires.get(match.slot_name, {}),
-        })
+        }
+        if victims:
+            entry["victims"] = victims
+        bodies.setdefault(match.schedd_address, {"matches": []})["matches"].append(entry)
     return bodies, left_out
