@@ -13,6 +13,7 @@ A claim with no job is released at once.
 from __future__ import annotations
 
 import enum
+import signal
 from collections.abc import Iterable
 
 import attrs
@@ -75,6 +76,21 @@ class PreemptPolicy:
         if text in ("true", "false"):
             return text == "true"
         return classad.ExprTree(text).eval(slot_ad, job if job is not None else classad.ClassAd()) is True
+
+
+def kill_signal(job: classad.ClassAd) -> int:
+    """The signal that vacates ``job``: its ``KillSig`` (``"SIGUSR1"``, ``"USR1"`` or a number),
+    SIGTERM when it has none or names no signal this system has."""
+    value = job.eval("KillSig") if "KillSig" in job else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value in signal.valid_signals() else signal.SIGTERM
+    if not isinstance(value, str) or not value.strip():
+        return signal.SIGTERM
+    text = value.strip().upper()
+    if text.isdigit():
+        return kill_signal(classad.ClassAd({"KillSig": int(text)}))
+    found = getattr(signal, text if text.startswith("SIG") else f"SIG{text}", None)
+    return found if isinstance(found, signal.Signals) else signal.SIGTERM
 
 
 def retirement_limit(job: classad.ClassAd, slot_ad: classad.ClassAd, policy: PreemptPolicy) -> float:
@@ -165,4 +181,4 @@ def victims_of(target_name: str, target_kind_static: bool, victims: list[str],
 
 
 __all__ = ["Step", "PreemptPolicy", "Eviction", "PendingClaim", "next_step", "ready_within", "retirement_limit",
-           "victims_of", "MAX_VICTIMS"]
+           "victims_of", "kill_signal", "MAX_VICTIMS"]

@@ -49,6 +49,9 @@ from startd.slots import Slot, SlotTable
 
 #: How soon after a change the slot ads go out again (changes within it share one update).
 CHANGE_ADVERTISE_DELAY = 0.1
+#: HTCondor's ``MACHINE_MAX_VACATE_TIME``: a vacated job has this long (or its own shorter
+#: ``JobMaxVacateTime``) after its ``KillSig`` before it is killed.
+DEFAULT_MACHINE_MAX_VACATE_TIME = 10.0
 #: How often the claims' leases are checked (a lease ends at most this late).
 LEASE_CHECK_INTERVAL = 1.0
 MACHINE_AD_TYPE = "Machine"
@@ -243,7 +246,7 @@ def run_settings_from(config: Config, execute_dir: str) -> RunSettings:
     """
     return RunSettings(
         execute_dir=execute_dir,
-        vacate_time=config.param_duration("MACHINE_MAX_VACATE_TIME", 600.0),
+        vacate_time=config.param_duration("MACHINE_MAX_VACATE_TIME", DEFAULT_MACHINE_MAX_VACATE_TIME),
         usage_interval=config.param_duration("STARTER_UPDATE_INTERVAL", DEFAULT_USAGE_INTERVAL),
         sample_interval=config.param_duration("STARTER_SAMPLE_INTERVAL", 5.0),
     )

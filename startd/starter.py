@@ -26,6 +26,7 @@ from startd.errors import StarterError
 from startd.gang_environment import gang_environment
 from startd.gpu_sharing import GpuSharing, gpu_environment
 from startd.job_command import job_argv, job_environment
+from startd.preemption import kill_signal
 from startd.spawn import JobProcess
 from startd.usage import Usage, sample_tree, tree_processes
 from transfer.plan import JOB_AD_NAME, MACHINE_AD_NAME, STDERR_NAME, STDOUT_NAME
@@ -236,11 +237,12 @@ class Starter:
             pass
 
     def vacate(self) -> None:
-        """Stop the job gracefully: SIGTERM now, SIGKILL after the vacate time if it lingers."""
+        """Stop the job gracefully: its ``KillSig`` (SIGTERM by default) now, SIGKILL after the
+        vacate time if it lingers."""
         if self.pid is None or self.stopped:
             return
         self.stopped = True
-        self._signal_tree(signal.SIGTERM)
+        self._signal_tree(kill_signal(self.job))
         self._kill_call = self.reactor.callLater(self.vacate_time, self._signal_tree, signal.SIGKILL)
 
     remove = vacate

@@ -91,3 +91,11 @@ def test_policy_knobs_read_from_config_and_a_bad_one_names_itself():
     assert not policy.holds("want_vacate", SLOT, None)
     with pytest.raises(ConfigError, match="KILL = a \\+\\* \\("):
         PreemptPolicy.from_config(Config.from_text("KILL = a +* (\n", env={}), 10.0)
+
+
+def test_kill_signal_is_the_jobs_killsig_else_sigterm():
+    import signal
+    for value, wanted in [("SIGUSR1", signal.SIGUSR1), ("usr2", signal.SIGUSR2), (10, 10), ("9", 9),
+                          ("SIGNOPE", signal.SIGTERM), (None, signal.SIGTERM), (100000, signal.SIGTERM)]:
+        job = classad.ClassAd({} if value is None else {"KillSig": value})
+        assert preemption.kill_signal(job) == wanted

@@ -155,6 +155,21 @@ class StarterTests(unittest.TestCase):
             reactor, lambda: not any(_running(pid) for pid in children), "the job's children dying", seconds=5))
 
     @defer.inlineCallbacks
+    def test_vacate_sends_the_jobs_kill_sig(self):
+        """KillSig = "SIGUSR1": the job gets SIGUSR1 (its handler writes a file and exits), not SIGTERM."""
+        box = make_sandbox(self.execute, "7.0")
+        ad = job("/bin/sh", Arguments="-c 'trap \"echo usr1 > got; exit 3\" USR1; trap \"\" TERM; "
+                                      "echo up > up; while true; do sleep 0.1; done'", KillSig="SIGUSR1")
+        run = self.starter(ad, sandbox=box, vacate_time=30)
+        ended = run.start()
+        yield defer.ensureDeferred(wait_until(reactor, lambda: os.path.exists(os.path.join(box, "up")),
+                                              "the job setting its traps", seconds=10))
+        run.vacate()
+        outcome = yield ended
+        self.assertEqual(read(os.path.join(box, "got")), "usr1\n")
+        self.assertFalse(outcome.exit_by_signal)
+
+    @defer.inlineCallbacks
     def test_job_reaped_before_its_start_returns_is_still_reported(self):
         """A job that has exited before Twisted first tries to reap it (so it is reaped
         inside spawning) still ends with its exit code, not a lost run."""
