@@ -21,7 +21,7 @@ import attrs
 import classad
 from classad.errors import ClassAdParseError
 from daemoncore.config import Config, ConfigError
-from startd.draining import retirement_time
+from startd.claim_ads import retirement_time as claim_retirement_time
 from startd.errors import ClaimError
 from startd.states import Activity, State
 
@@ -95,11 +95,9 @@ def kill_signal(job: classad.ClassAd) -> int:
 
 def retirement_limit(job: classad.ClassAd, slot_ad: classad.ClassAd, policy: PreemptPolicy) -> float:
     """The job's retirement time in seconds: the smaller of the startd's ``MAXJOBRETIREMENTTIME``
-    (evaluated against the job) and the job's own ``MaxJobRetirementTime``; 0 when neither says."""
-    value = classad.ExprTree(policy.max_job_retirement_time).eval(slot_ad, job)
-    machine = 0.0 if isinstance(value, bool) or not isinstance(value, (int, float)) else max(0.0, float(value))
-    own = retirement_time(job, slot_ad)
-    return machine if own is None else min(machine, own)
+    (evaluated against the job) and the job's own ``MaxJobRetirementTime``; 0 when neither says.
+    The same number the claimed slot advertises as ``MaxJobRetirementTime``."""
+    return claim_retirement_time(job, slot_ad, policy.max_job_retirement_time)
 
 
 @attrs.frozen
