@@ -116,6 +116,8 @@ def running_claims(slots: Iterable[ClassAd], slot_weight: ExprTree,
         state, name, customer = _text(ad, "State"), _text(ad, "Name"), customer_of(ad)
         if state is None or state.lower() != "claimed" or is_partitionable(ad) or not name or not customer:
             continue
+        if (_text(ad, "Activity") or "").lower() in _LEAVING_ACTIVITIES:
+            continue
         weight = slot_weight.evaluate(ad)
         group = _text(ad, "RemoteGroup")
         if group is None or group.lower() == NO_GROUP or group.lower() not in group_names:
@@ -250,6 +252,10 @@ class PreemptingMatch:
 
 
 _REASON_ORDER = {RANK: 0, RECLAIM: 1, PRIORITY: 2}
+#: Refused candidates explained per request: enough to say why, bounded in cost.
+MAX_REFUSALS = 20
+#: A slot already being preempted (or vacated) is no candidate again.
+_LEAVING_ACTIVITIES = frozenset({"retiring", "vacating", "killing"})
 
 
 class Preemptor:
@@ -283,18 +289,21 @@ class Preemptor:
                                  self.standing.priority_of(running.customer), self.settings)
 
     def _candidates(self, job: ClassAd, submitter: str, group: str, reclaim: bool, why: list[str]) -> list:
+        """Static claimed slots ``job`` may take, best first; the refused ones that match
+        it say why in ``why`` (the first few: a refusal costs a match evaluation)."""
         out = []
         for running in self.running.values():
             if running.parent is not None:
                 continue
             blocked = protection(running, submitter, self.now, self.settings)
-            view = self.view(running)
-            if not accepts(view, job):
-                continue
             reason = None if blocked else self._reason(running, job, submitter, group, reclaim)
             if reason is None:
-                why.append(blocked or ("its group is within its quota" if reclaim
-                                       else "PREEMPTION_REQUIREMENTS and the slot's Rank refuse it"))
+                if len(why) < MAX_REFUSALS and accepts(self.view(running), job):
+                    why.append(blocked or ("its group is within its quota" if reclaim
+                                           else "PREEMPTION_REQUIREMENTS and the slot's Rank refuse it"))
+                continue
+            view = self.view(running)
+            if not accepts(view, job):
                 continue
             key = (_REASON_ORDER[reason], -job_rank(job, view), -preemption_rank(view, job, self.settings))
             out.append((key, running.name, reason))

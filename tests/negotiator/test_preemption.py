@@ -185,3 +185,10 @@ def test_running_claims_reads_only_claimed_slots_with_a_user(state):
     ad["State"] = state
     found = running_claims([ad, ClassAd('[ Name = "x"; State = "Claimed" ]')], ExprTree("Cpus"), GROUPS)
     assert [(r.name, r.group) for r in found] == ([("s1@n", "group_a")] if state == "Claimed" else [])
+
+
+def test_a_slot_already_retiring_is_no_victim_again():
+    """A claimed slot whose Activity is Retiring (being preempted) is not chosen a second time."""
+    slot = claimed("s1@n", "carol@x", 0)
+    slot["Activity"] = "Retiring"
+    assert preemptor([slot]).find(bob_job(), "bob@x", "<none>", 1, 10)[0] == []
