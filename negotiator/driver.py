@@ -262,6 +262,8 @@ class CycleDriver:
         result: CycleResult = await self._compute(negotiate, list(slots.ads), submitters, self.accountant,
                                                   self.settings.cycle, held)
         problems += [f"resource request {rid} matches nothing: {why}" for rid, why in result.bad_requests.items()]
+        for (submitter, rid), why in result.unmatched_reasons.items():
+            _log.info("negotiator: request {rid} of {submitter} waits: {why}", rid=rid, submitter=submitter, why=why)
         delivered: list[tuple[str, str]] = []
         accepted = await self._send_matches(result, slots, problems, delivered)
         self.refusals.note_sent(delivered, slots.wires, keys)
