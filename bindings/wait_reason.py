@@ -44,18 +44,30 @@ def submitter_of(job: Mapping) -> str | None:
 
 
 def entry_for(job: Mapping, job_id: str, waiting: Sequence[Mapping]) -> Mapping | None:
-    """The waiting request of the last cycle holding ``job_id`` for the job's submitter
-    (by submitter name, else by its user part when several schedds share job ids)."""
-    holding = [w for w in waiting if job_id in (w.get("job_ids") or ())]
+    """The waiting request of the last cycle that holds the job: among the requests of its
+    submitter (by name, else by its user part), the one listing ``job_id``, else the one
+    whose fingerprint (the request's resources, limits and gang, evaluated) the job shares."""
     submitter = submitter_of(job)
-    if submitter is not None:
-        exact = [w for w in holding if w.get("submitter") == submitter]
-        if exact:
-            return exact[0]
+    mine = [w for w in waiting if w.get("submitter") == submitter]
+    if not mine:
         owner = str(job.get("Owner", "")).lower()
-        holding = [w for w in holding if owner and owner in str(w.get("submitter", "")).lower()] or \
-            (holding if len(holding) == 1 else [])
-    return holding[0] if holding else None
+        mine = [w for w in waiting if owner and owner in str(w.get("submitter", "")).split("@")[0].lower()]
+    listed = [w for w in mine if job_id in (w.get("job_ids") or ())]
+    if listed:
+        return listed[0]
+    alike = [w for w in mine if not w.get("job_ids") and _shares_fingerprint(job, w.get("fingerprint"))]
+    return alike[0] if alike else None
+
+
+def _shares_fingerprint(job, fingerprint) -> bool:
+    if not isinstance(fingerprint, Mapping):
+        return False
+    evaluate = getattr(job, "evaluate", None)
+    for name, value in fingerprint.items():
+        mine = evaluate(name) if evaluate is not None and name in job else job.get(name)
+        if mine != value:
+            return False
+    return True
 
 
 def view_from_answer(job: Mapping, job_id: str, answer: object) -> CycleView:
@@ -78,8 +90,8 @@ def waiting_sentence(analysis: Analysis, view: CycleView, failing: Sequence[str]
         return f"Job {job} waits for a slot that matches: the pool has no slots at all."
     if analysis.matching == 0:
         why = f" (no slot satisfies {'; '.join(failing)})" if failing else ""
-        return f"Job {job} waits for a slot that matches: none of the {analysis.slots} slots can run it{why}."
-    can = f"{analysis.matching} of the {analysis.slots} slots can run it"
+        return f"Job {job} waits for a slot that matches: none of the {analysis.slots} slot(s) can run it{why}."
+    can = f"{analysis.matching} of the {analysis.slots} slot(s) can run it"
     if view.problem is not None:
         return f"Job {job} waits, though {can}; the negotiator could not be asked why: {view.problem}."
     if view.started is None:

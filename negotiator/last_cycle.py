@@ -28,6 +28,12 @@ MAX_JOB_IDS = 500
 MAX_REASON = 1000
 MAX_AHEAD = 3
 
+#: The request ad's attributes each waiting request carries, evaluated, so that a client
+#: can tell which request holds a job when the schedd sent no job ids (Roost's schedd
+#: names none: requests are autoclusters).
+FINGERPRINT = ("RequestCpus", "RequestMemory", "RequestDisk", "RequestGPUs", "RequestGPUMemory",
+               "ConcurrencyLimits", "GangId", "JobUniverse")
+
 #: The reason of a request nothing else explains.
 NO_SLOT = "no idle slot matched its request in the last cycle"
 
@@ -42,6 +48,7 @@ class Waiting:
     job_ids: tuple[str, ...]
     left: int
     reason: str
+    fingerprint: tuple[tuple[str, object], ...] = ()
 
 
 @frozen
@@ -85,6 +92,17 @@ class LastCycle:
     groups: tuple[GroupUse, ...]
 
 
+def fingerprint(ad: ClassAd) -> tuple[tuple[str, object], ...]:
+    """The :data:`FINGERPRINT` attributes of ``ad`` that evaluate to a number, a boolean
+    or a short string."""
+    found = []
+    for name in FINGERPRINT:
+        value = ad.evaluate(name) if name in ad else None
+        if type(value) in (int, float, bool) or (type(value) is str and len(value) <= 256):
+            found.append((name, value))
+    return tuple(found)
+
+
 def surplus_weight(settings: GroupSettings, group: str, quota: float) -> float:
     """``GROUP_SURPLUS_WEIGHT_<group>``, by default the group's quota (HTCondor's proportional rule)."""
     return float(settings.surplus_weights.get(group, quota))
@@ -109,7 +127,7 @@ def explain_cycle(result: CycleResult, slots: Sequence[ClassAd], submitters: Seq
             reason = reasons.get(key) or derived_reason(share, by_group.get(share.group), shares)
             idle = request.job_ids[len(request.job_ids) - left:] if left <= len(request.job_ids) else request.job_ids
             waiting.append(Waiting(submitter.name, submitter.schedd_address, request.request_id,
-                                   tuple(idle), left, str(reason)[:MAX_REASON]))
+                                   tuple(idle), left, str(reason)[:MAX_REASON], fingerprint(request.ad)))
     return LastCycle(started, ended, tuple(waiting), shares, groups)
 
 
@@ -185,7 +203,8 @@ def to_wire(cycle: LastCycle | None, submitter: str | None = None, job: str | No
     return {
         "started": cycle.started, "ended": cycle.ended,
         "waiting": [{"submitter": w.submitter, "schedd": w.schedd, "request_id": w.request_id,
-                     "job_ids": list(w.job_ids[:MAX_JOB_IDS]), "left": w.left, "reason": w.reason}
+                     "job_ids": list(w.job_ids[:MAX_JOB_IDS]), "left": w.left, "reason": w.reason,
+                     "fingerprint": dict(w.fingerprint)}
                     for w in waiting[:MAX_WAITING]],
         "submitters": [{"name": s.name, "group": s.group, "effective_priority": s.effective_priority,
                         "in_use": s.in_use, "matched": s.matched} for s in cycle.submitters[:MAX_WAITING]],

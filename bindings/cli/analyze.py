@@ -19,7 +19,7 @@ from bindings.analyze import PoolCount, analyze_job, count_pool, render_analysis
 from bindings.cli.q import QueueRequest
 from bindings.cli.schedd_session import current_user, located_schedd
 from bindings.gpu_analysis import analyze_gpus, render_gpu_analysis
-from bindings.wait_reason import CycleView, view_from_answer, waiting_sentence
+from bindings.wait_reason import CycleView, submitter_of, view_from_answer, waiting_sentence
 
 #: Why a flock pool cannot be asked when this host's daemon token cannot be read.
 NO_DAEMON_TOKEN = ("only this host's daemons hold that pool's CA and token (GET /v1/trust is DAEMON level); "
@@ -77,7 +77,9 @@ class LastCycle:
                 self._answer = self._negotiator.last_cycle()
             if self._problem is not None:
                 return CycleView(problem=self._problem)
-            answer = self._negotiator.last_cycle(job=job_id) if self._answer.get("truncated") else self._answer
+            answer = self._answer
+            if answer.get("truncated") and submitter_of(job) is not None:
+                answer = self._negotiator.last_cycle(submitter=submitter_of(job))
         except (RemoteError, Unreachable, ValueError) as exc:
             self._problem = str(exc)
             return CycleView(problem=self._problem)

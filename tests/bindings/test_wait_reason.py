@@ -50,14 +50,14 @@ def test_the_negotiators_reason_becomes_the_sentence(reason, expected):
 def test_no_slot_that_matches_comes_from_the_slot_analysis():
     """When no slot can run the job, that is the sentence, naming the clause no slot meets, whatever the negotiator says."""
     assert sentence("priority: ...", slots=(512, 256)) == (
-        "Job 3.0 waits for a slot that matches: none of the 2 slots can run it "
+        "Job 3.0 waits for a slot that matches: none of the 2 slot(s) can run it "
         "(no slot satisfies TARGET.Memory >= RequestMemory).")
 
 
 def test_matching_slots_that_were_not_idle():
     """The negotiator's 'no idle slot matched' with matching slots in the pool says they were busy, with counts."""
     assert sentence("no idle slot matched its request in the last cycle") == (
-        f"Job 3.0 waits for a slot that matches and is free: 2 of the 3 slots can run it, "
+        f"Job 3.0 waits for a slot that matches and is free: 2 of the 3 slot(s) can run it, "
         f"but none was idle for it in the last negotiation cycle (at {AT}).")
 
 
@@ -71,7 +71,7 @@ def test_a_job_the_last_cycle_did_not_leave_waiting():
 def test_no_cycle_yet_and_no_negotiator():
     """Before a first cycle, and when the negotiator cannot be asked, the sentence says so."""
     analysis = analyze_job(JOB, [slot(2048)])
-    assert waiting_sentence(analysis, CycleView()) == "Job 3.0 waits for the negotiator's first cycle; 1 of the 1 slots can run it."
+    assert waiting_sentence(analysis, CycleView()) == "Job 3.0 waits for the negotiator's first cycle; 1 of the 1 slot(s) can run it."
     assert waiting_sentence(analysis, CycleView(problem="connection refused")).endswith(
         "the negotiator could not be asked why: connection refused.")
     assert view_from_answer(JOB, "3.0", ["nonsense"]).problem.startswith("the negotiator answered")
@@ -93,3 +93,12 @@ def test_the_submitter_is_the_accounting_group_user():
     assert entry_for(grouped, "3.0", waiting)["reason"] == "a"
     assert entry_for(JOB, "3.0", waiting)["reason"] == "a"  # by its user part when the name differs
     assert entry_for(JOB, "4.0", waiting) is None
+
+
+def test_without_job_ids_the_request_is_found_by_its_fingerprint():
+    """A schedd that names no job ids: the job's request is the one of its submitter whose resources and limits it shares."""
+    waiting = [{"submitter": "alice@pool", "job_ids": [], "reason": "big", "fingerprint": {"RequestMemory": 4096}},
+               {"submitter": "alice@pool", "job_ids": [], "reason": "small", "fingerprint": {"RequestMemory": 1024}},
+               {"submitter": "bob@pool", "job_ids": [], "reason": "bob's", "fingerprint": {}}]
+    assert entry_for(JOB, "3.0", waiting)["reason"] == "small"
+    assert entry_for(JOB, "3.0", waiting[:1]) is None

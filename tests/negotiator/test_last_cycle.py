@@ -43,6 +43,7 @@ def test_a_group_at_its_quota_is_the_reason(tmp_path):
     _, cycle = explained(slots(4), [submitter("group_a.alice@x", 3)], accountant, CycleSettings(groups=GROUPS))
     [waiting] = cycle.waiting
     assert waiting.left == 2 and waiting.job_ids == ("1.1", "1.2")
+    assert dict(waiting.fingerprint)["RequestMemory"] == 1024 and "ConcurrencyLimits" not in dict(waiting.fingerprint)
     assert waiting.reason == "its group group_a is at its quota and does not accept surplus: 1 in use / quota 1 / no limit (cores)"
     [group] = cycle.groups
     assert (group.name, group.config_quota, group.quota, group.in_use, group.matched) == ("group_a", 1.0, 1.0, 0, 1.0)
