@@ -104,8 +104,15 @@ def _seconds(ad: ClassAd, name: str) -> float | None:
 
 def customer_of(ad: ClassAd) -> str | None:
     """Who a claimed slot's usage is charged to: ``AccountingGroup``, else ``RemoteUser``
-    (or ``RemoteOwner``)."""
-    return _text(ad, "AccountingGroup") or _text(ad, "RemoteUser") or _text(ad, "RemoteOwner")
+    (or ``RemoteOwner``). An AccountingGroup without a domain takes the user's, so it
+    names the group user's Submitter (``group_a.alice@domain``)."""
+    user = _text(ad, "RemoteUser") or _text(ad, "RemoteOwner")
+    group = _text(ad, "AccountingGroup")
+    if group is None:
+        return user
+    if "@" not in group and user is not None and "@" in user:
+        return f"{group}@{user.rsplit('@', 1)[1]}"
+    return group
 
 
 def running_claims(slots: Iterable[ClassAd], slot_weight: ExprTree,

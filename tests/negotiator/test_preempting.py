@@ -135,3 +135,14 @@ def test_group_limit_holds_in_an_idle_pool(tmp_path, clock):
     slots = [static_slot(f"slot{i}@n") for i in range(4)]
     result = negotiate(slots, [submitter("group_a.alice@x", 4)], accountant, CycleSettings(groups=groups))
     assert len(result.matches) == 1
+
+
+def test_fairness_benchmark_quick_run(capsys):
+    """benchmarks/fairness.py --quick runs the real cycle with reclaim: groups near their
+    entitlement, reclaim preemptions made, none before the victim's minimum runtime."""
+    from benchmarks import fairness
+
+    figures = fairness.main(["--quick"])
+    assert figures.preemptions > 0 and figures.early_preemptions == 0
+    assert figures.largest_deviation < 0.15
+    assert "largest group deviation" in capsys.readouterr().out
