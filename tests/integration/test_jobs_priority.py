@@ -5,6 +5,7 @@ alice's jobs still run once his are done."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -46,7 +47,15 @@ def names():
 @pytest.fixture(scope="module")
 def shared_pool(tmp_path_factory, names):
     """A personal pool of two 1-CPU pieces, with a token for alice and one for bob."""
-    with personal_pool(tmp_path_factory.mktemp("home"), {"_ROOST_NUM_CPUS": "2"}) as pool:
+    with shared_pool_users(tmp_path_factory, names, {"_ROOST_NUM_CPUS": "2"}) as pool:
+        yield pool
+
+
+@contextlib.contextmanager
+def shared_pool_users(tmp_path_factory, names, overrides):
+    """A personal pool started with ``overrides``, with a token for alice and one for bob
+    (``users``: the environment to run `roost` as each)."""
+    with personal_pool(tmp_path_factory.mktemp("home"), overrides) as pool:
         config_file = str(pool["dir"] / "config")
         config = Config.load(config_file, env={**pool["env"], "ROOST_CONFIG": config_file})
         key = load_signing_key(config.param("SEC_TOKEN_POOL_SIGNING_KEY_FILE"))
