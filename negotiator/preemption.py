@@ -194,6 +194,20 @@ def preemption_reason(slot: ClassAd, job: ClassAd, submitter_prio: float, runnin
     return None
 
 
+def _constant_false(node) -> bool:
+    return type(node) is Literal and node.value is not True
+
+
+def _rank_may_prefer(slot: ClassAd) -> bool:
+    """False when the slot's Rank is a constant no greater than its CurrentRank."""
+    node = slot.expression("Rank")
+    if node is None or type(node) is not Literal:
+        return node is not None
+    current = slot.evaluate("CurrentRank")
+    current = float(current) if type(current) in (int, float) else 0.0
+    return type(node.value) in (int, float) and node.value > current
+
+
 def accepts(slot: ClassAd, job: ClassAd) -> bool:
     """Both sides' Requirements accept each other."""
     return requirements_accept(job, slot) and requirements_accept(slot, job)
@@ -280,6 +294,10 @@ class Preemptor:
         #: Cores reclaimed from each group so far this cycle.
         self.taken: dict[str, float] = {}
         self._views: dict[str, ClassAd] = {}
+        #: Whether priority or Rank preemption can happen at all this cycle (a constant
+        #: false PREEMPTION_REQUIREMENTS and constant slot Ranks rule each out cheaply).
+        self.priority_possible = not _constant_false(settings.requirements.node)
+        self.rank_possible = any(_rank_may_prefer(r.ad) for r in self.running.values())
 
     def view(self, running: Running) -> ClassAd:
         """The running slot's ad with the negotiation-time attributes, made once."""
@@ -296,18 +314,20 @@ class Preemptor:
                                  self.standing.priority_of(running.customer), self.settings)
 
     def _candidates(self, job: ClassAd, submitter: str, group: str, reclaim: bool, why: list[str]) -> list:
-        """Static claimed slots ``job`` may take, best first; the refused ones that match
-        it say why in ``why`` (the first few: a refusal costs a match evaluation)."""
+        """Static claimed slots ``job`` may take, best first. Those the rules would give
+        it but a protection keeps (min runtime, a gang) say why in ``why`` (the first
+        few: each costs a match evaluation)."""
         out = []
         for running in self.running.values():
             if running.parent is not None:
                 continue
-            blocked = protection(running, submitter, self.now, self.settings)
-            reason = None if blocked else self._reason(running, job, submitter, group, reclaim)
+            reason = self._reason(running, job, submitter, group, reclaim)
             if reason is None:
+                continue
+            blocked = protection(running, submitter, self.now, self.settings)
+            if blocked is not None:
                 if len(why) < MAX_REFUSALS and accepts(self.view(running), job):
-                    why.append(blocked or ("its group is within its quota" if reclaim
-                                           else "PREEMPTION_REQUIREMENTS and the slot's Rank refuse it"))
+                    why.append(blocked)
                 continue
             view = self.view(running)
             if not accepts(view, job):
@@ -327,6 +347,8 @@ class Preemptor:
         found: list[PreemptingMatch] = []
         used = 0.0
         if max_matches <= 0 or allowance <= 0:
+            return found, why
+        if not reclaim and not (self.priority_possible or self.rank_possible):
             return found, why
         for _, name, reason in self._candidates(job, submitter, group, reclaim, why):
             if len(found) >= max_matches or used >= allowance:
@@ -364,13 +386,14 @@ class Preemptor:
         for running in self.running.values():
             if running.parent is None or running.parent not in self.parents:
                 continue
+            if self._reason(running, job, submitter, group, reclaim) is None:
+                continue
             blocked = protection(running, submitter, self.now, self.settings)
             if blocked is None and running.retirement_left(self.now) > 0:
                 blocked = f"it has {running.retirement_left(self.now):.0f} s of retirement time left"
-            if blocked is None and self._reason(running, job, submitter, group, reclaim) is None:
-                blocked = "PREEMPTION_REQUIREMENTS refuses it" if not reclaim else "its group is within its quota"
             if blocked is not None:
-                why.append(blocked)
+                if len(why) < MAX_REFUSALS:
+                    why.append(blocked)
                 continue
             children.setdefault(running.parent, []).append(
                 (-preemption_rank(self.view(running), job, self.settings), running))

@@ -70,12 +70,19 @@ def test_no_preemption_while_an_idle_slot_serves(tmp_path, clock):
     assert [(m.slot_name, m.victims) for m in result.matches] == [("free@n", ())]
 
 
-def test_default_knobs_preempt_nobody_and_say_why(tmp_path, clock):
-    """PREEMPTION_REQUIREMENTS defaults to False: bob waits, and the cycle says why."""
+def test_default_knobs_preempt_nobody(tmp_path, clock):
+    """PREEMPTION_REQUIREMENTS defaults to False: bob waits, and preemption gives no reason of its own."""
     accountant = accountant_for(tmp_path, clock)
     result = negotiate(alice_fills(accountant), [submitter("bob@x", 2)], accountant)
-    assert result.matches == ()
-    assert "PREEMPTION_REQUIREMENTS" in result.unmatched_reasons[("bob@x", "bob@x#1")]
+    assert result.matches == () and ("bob@x", "bob@x#1") not in result.unmatched_reasons
+
+
+def test_a_protected_victim_is_the_reason(tmp_path, clock):
+    """When only PREEMPTION_MIN_RUNTIME keeps bob from preempting, the cycle's reason says so."""
+    accountant = accountant_for(tmp_path, clock)
+    settings = CycleSettings(preemption=PreemptionSettings(requirements=ExprTree("true"), min_runtime=7200))
+    result = negotiate(alice_fills(accountant), [submitter("bob@x", 2)], accountant, settings)
+    assert "PREEMPTION_MIN_RUNTIME 7200 s" in result.unmatched_reasons[("bob@x", "bob@x#1")]
 
 
 def test_consider_preemption_false_keeps_to_idle_slots(tmp_path, clock):

@@ -56,10 +56,10 @@ def test_priority_preemption_takes_the_youngest_job_of_the_worst_user():
 
 
 def test_default_preemption_requirements_preempt_nothing():
-    """PREEMPTION_REQUIREMENTS defaults to False: no priority preemption."""
+    """PREEMPTION_REQUIREMENTS defaults to False: no priority preemption, and nothing to explain."""
     found, why = preemptor([claimed("s1@n", "alice@x", 100)], PreemptionSettings()).find(
         bob_job(), "bob@x", "<none>", 1, 10)
-    assert found == [] and "PREEMPTION_REQUIREMENTS" in why[0]
+    assert found == [] and why == []
 
 
 def test_a_worse_priority_never_preempts():
@@ -133,7 +133,7 @@ def test_reclaim_never_from_a_group_within_quota():
     bob = job_view(job(owner="bob"), "group_b.bob@x", "group_b", standing)
     found, why = preemptor(slots, PreemptionSettings(), standing).find(bob, "group_b.bob@x", "group_b", 2, 10,
                                                                       reclaim=True)
-    assert found == [] and "within its quota" in why[0]
+    assert found == [] and why == []
 
 
 def test_pslot_preemption_takes_several_dynamic_slots_of_one_machine():
