@@ -187,11 +187,11 @@ class ConcurrencyLedger:
             self.reasons[request.request_id] = str(exc)
             return []
         room = self.room_for(limits)
-        if room < count:
-            self.reasons[request.request_id] = self.full_reason(limits)
         found = match_request(pool, request, int(min(count, room)), allowance, prefilter)
         for _ in found:
             self.take(limits)
+        if room < count:  # said once this request's own matches are counted
+            self.reasons[request.request_id] = self.full_reason(limits)
         return found
 
     def _match_each(self, pool: SlotPool, request: ResourceRequest, count: int, allowance: float,
