@@ -46,6 +46,7 @@ from schedd.claims import (
     next_job_for,
 )
 from schedd.flocking import HOME_LEVEL
+from schedd.gangs import Gangs, GangStep, gang_of, host_and_slot
 from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
 from schedd.queue.db import RunningClaim
 from shadow.owner_rights import INPUT, as_owner, job_account
@@ -137,6 +138,7 @@ class Execution(app_service.Service):
         self._alive_calls: set[str] = set()  # startds with a keep-alive on its way (one at a time each)
         self._alive_loop = task.LoopingCall(self._send_alives)
         self._alive_loop.clock = self.clock
+        self.gangs = Gangs(self)
 
     # --- what the schedd service calls ---
     def handlers(self) -> dict:
@@ -164,6 +166,7 @@ class Execution(app_service.Service):
         super().startService()
         self._settle_orphans()
         self._alive_loop.start(ALIVE_CHECK_INTERVAL, now=False)
+        self.gangs.start()
 
     def _settle_orphans(self) -> None:
         orphans = f"JobStatus == {int(JobStatus.RUNNING)} || JobStatus == {int(JobStatus.SUSPENDED)} || " \
@@ -236,6 +239,7 @@ class Execution(app_service.Service):
         """Leave running jobs as they are (their leases carry them) and stop the timers."""
         if self._alive_loop.running:
             self._alive_loop.stop()
+        self.gangs.stop()
         for shadow in list(self.shadows.values()):
             shadow.shut_down()
         return super().stopService()
@@ -282,7 +286,7 @@ class Execution(app_service.Service):
 
     def matches(self, request: ApiRequest) -> JsonReply:
         """MATCHES: pick a job for each match and start claiming its slot."""
-        accepted = 0
+        picked = []
         pool = self._pool_of(request)
         for match in parse_matches(request.json()):
             candidates = (JobId.parse(text) for text in self._requests.get(match.request_id, ()))
@@ -292,9 +296,12 @@ class Execution(app_service.Service):
                           slot=match.slot_name)
                 continue
             self._starting.add(job_id)
-            accepted += 1
+            picked.append((match, job_id, self._free_ad(job_id, starting_ok=True)))
+        to_claim, dropped = self.gangs.claims.admit(picked)
+        self._starting.difference_update(dropped)
+        for match, job_id in to_claim:
             self._claim(match, job_id, pool)
-        return JsonReply({"accepted": accepted})
+        return JsonReply({"accepted": len(to_claim)})
 
     # --- starter routes ---
     def job_input(self, request: ApiRequest) -> Deferred:
@@ -360,13 +367,22 @@ class Execution(app_service.Service):
         _log.info("claimed {slot} at {startd} for job {job}{where}{pending}", slot=claim.slot_name,
                   startd=claim.startd_address, job=job_id, where=f" in pool {pool}" if pool else "",
                   pending=f", once the {len(match.victims)} claim(s) it preempts end" if claim.ready_by else "")
-        self._activate(claim, job_id)
+        self._gang_step(self.gangs.claims.claimed(claim, job_id, host_and_slot(claim.slot_name, slot_ad)))
 
     def _claim_failed(self, failure, match: Match, job_id: JobId) -> None:
         self._starting.discard(job_id)
         self._cancelled.discard(job_id)
         _log.warn("claiming {slot} at {startd} for job {job} failed: {why}", slot=match.slot_name,
                   startd=match.startd_address, job=job_id, why=failure.getErrorMessage())
+        self._gang_step(self.gangs.claims.claim_failed(job_id))
+
+    def _gang_step(self, step: GangStep) -> None:
+        """Do what :class:`schedd.gangs.GangClaims` says: a gang starts whole or not at all."""
+        self._starting.difference_update(step.stopped)
+        for claim in step.release:
+            self._release(claim, "another piece of its gang could not be claimed")
+        for claim, job_id in step.activate:
+            self._activate(claim, job_id)
 
     def _activate(self, claim: Claim, job_id: JobId) -> None:
         """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE."""
@@ -391,6 +407,7 @@ class Execution(app_service.Service):
                                                       claim.pool))
         job_ad = self._presigned(ad).copy()
         job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
+        job_ad = self.gangs.with_hosts(job_ad, job_id)
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
         self._send_activate(claim, shadow, body)
@@ -422,7 +439,8 @@ class Execution(app_service.Service):
 
     def _reuse_or_release(self, claim: Claim) -> None:
         if accepts_more_jobs(claim, self.clock.seconds(), self.claim_worklife):
-            job_id = next_job_for(claim, self._free_idle_jobs(claim.owner))
+            singles = ((job, ad) for job, ad in self._free_idle_jobs(claim.owner) if gang_of(ad) is None)
+            job_id = next_job_for(claim, singles)  # a gang's piece starts only with the rest
             if job_id is not None:
                 self._activate(claim, job_id)
                 return
