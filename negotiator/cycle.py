@@ -124,7 +124,7 @@ class _CycleState:
         gained = {s.name: self.used[s.name] - self.accountant.resources_in_use(s.name) for s in submitters}
         parents = {s.name: s.ad for s in self.pool.slots if s.partitionable}
         phase = PreemptionPhase(slots, parents, submitters, self.left, gained, self.accountant, settings,
-                                idle_weight, self.accountant.clock.seconds(), self.idle_fits)
+                                idle_weight, self.accountant.clock.seconds(), self.idle_fits, self.limits)
         for granted in phase.run():
             key = (granted.submitter.name, granted.request.request_id)
             index = self.given[key]

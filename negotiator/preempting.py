@@ -22,7 +22,10 @@ from attrs import frozen
 
 from classad import ClassAd
 from daemoncore.wire.resource_request import ResourceRequest
+from jobmodel.concurrency_limits import LimitSyntaxError
 from negotiator.accountant import NO_GROUP, Accountant, group_of
+from negotiator.concurrency import ConcurrencyLedger, job_limits
+from negotiator.concurrency import _depends_on_slot as depends_on_slot
 from negotiator.gangs import gang_size
 from negotiator.groups import allocations, quotas
 from negotiator.preemption import (
@@ -67,8 +70,9 @@ class PreemptionPhase:
     def __init__(self, slots: Sequence[ClassAd], parents: Mapping[str, ClassAd],
                  submitters: Sequence[Submitter], left: dict[Key, int], gained: Mapping[str, float],
                  accountant: Accountant, settings: CycleSettings, idle_weight: float, now: float,
-                 idle_fits: Callable[[ResourceRequest], bool]) -> None:
+                 idle_fits: Callable[[ResourceRequest], bool], ledger: ConcurrencyLedger | None = None) -> None:
         self.settings = settings
+        self.ledger = ledger
         self.names = settings.groups.active
         self.left = left
         self.idle_fits = idle_fits
@@ -107,10 +111,16 @@ class PreemptionPhase:
                 continue
             if gang_size(request) > 1 or self.idle_fits(request):
                 continue
+            limits = self._limits(request)
+            if limits is None:
+                continue
+            count = self.left[key] if self.ledger is None else int(min(self.left[key], self.ledger.room_for(limits)))
             job = job_view(request.ad, submitter.name, group, self.standing)
-            found, why = self.preemptor.find(job, submitter.name, group, self.left[key], allowance - done,
+            found, why = self.preemptor.find(job, submitter.name, group, count, allowance - done,
                                              reclaim, group_room - done)
             for match in found:
+                if self.ledger is not None:
+                    self.ledger.take(limits)
                 self.granted.append(Granted(submitter, request, match))
                 self.left[key] -= 1
                 done += match.weight
@@ -118,6 +128,18 @@ class PreemptionPhase:
                 self.reasons[key] = f"no idle slot matches it and no running job may be preempted ({summarize(why)})"
         self.got[submitter.name] += done
         return done
+
+    def _limits(self, request: ResourceRequest) -> tuple | None:
+        """The request's concurrency limits, or None when preemption must leave it alone
+        (limits that depend on the slot, or that do not parse: the idle pass said why)."""
+        if self.ledger is None or "ConcurrencyLimits" not in request.ad:
+            return ()
+        if depends_on_slot(request.ad):
+            return None
+        try:
+            return job_limits(request.ad)
+        except LimitSyntaxError:
+            return None
 
     # --- the two steps -----------------------------------------------------------
     def reclaim(self) -> None:

@@ -153,3 +153,15 @@ def test_fairness_benchmark_quick_run(capsys):
     assert figures.preemptions > 0 and figures.early_preemptions == 0
     assert figures.largest_deviation < 0.15
     assert "largest group deviation" in capsys.readouterr().out
+
+
+def test_preemption_respects_concurrency_limits(tmp_path, clock):
+    """With LICENSE_LIMIT = 1, bob's LICENSE jobs preempt for one job only."""
+    from negotiator.concurrency import ConcurrencySettings
+
+    accountant = accountant_for(tmp_path, clock)
+    ad = job(owner="bob", extra='ConcurrencyLimits = "license"')
+    bob = Submitter("bob@x", "s", (ResourceRequest("bob#1", "bob@x", "s", 3, ad, ("2.0", "2.1", "2.2")),))
+    settings = CycleSettings(preemption=ALLOW, concurrency=ConcurrencySettings(limits={"license": 1.0}))
+    result = negotiate(alice_fills(accountant), [bob], accountant, settings)
+    assert len(result.matches) == 1 and result.concurrency_in_use == {"license": 1.0}
