@@ -11,6 +11,10 @@ A submitter's requests are served in the schedd's order, except that its GPU req
 trade places among themselves so that, at equal ``JobPrio``, the largest (in cards'
 worth) goes first: small shares then fill what large ones leave, as first-fit
 decreasing packs, instead of taking a card's split count before a large share comes.
+
+Once every idle slot was offered, requests still wanting jobs may take claimed slots
+(:mod:`negotiator.preempting`): reclaim for groups below their quota, then priority and
+startd-Rank preemption; such a match names its ``victims``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ groups above theirs, never their in-quota part. Then priority and startd-Rank
 preemption: the pie is spun over the whole pool (idle and claimed cores), each group
 within its allocation (quota, weighted surplus, ``GROUP_LIMIT``), each submitter up to
 its slice by inverse effective priority. Victims are chosen by
-:class:`negotiator.preemption.Preemptor`.
+:class:`negotiator.preemption.Preemptor`. Users in no group (``<none>``) have no quota:
+they neither reclaim nor are reclaimed from, only preempted for priority or Rank.
 """
 
 from __future__ import annotations
