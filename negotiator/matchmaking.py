@@ -172,6 +172,7 @@ class SlotPool:
                 self.slots.append(Slot(name if type(name) is str else f"<slot {len(self.slots)}>",
                                        ad, is_partitionable(ad)))
         self._texts = ExpressionTexts()
+        self._generation: dict[int, int] = {}
         self._significant = self._significant_names(job_ads)
         self._weights: dict[tuple, float] = {}
         self.classes: dict[tuple, dict[int, None]] = {}
@@ -226,8 +227,8 @@ class SlotPool:
         return frozenset(names)
 
     def _signature(self, index: int) -> tuple:
-        if self._unique:
-            return ("#slot", index)
+        if self._unique:  # one class per slot, renewed each time a take changes the slot
+            return ("#slot", index, self._generation.get(index, 0))
         attrs_ = self.slots[index].ad.entries_by_key()
         out = [attribute_key(key, attrs_[key].expr, self._texts) for key in self._significant if key in attrs_]
         out.sort()
@@ -332,6 +333,7 @@ class SlotPool:
         for attr, amount in answer.consumed:
             slot.ad.set_expr(attr, Literal(_shrunk(slot.ad.evaluate(attr), amount)))
         slot.cards = take_cards(slot.ad, slot.named_cards(), answer.grants)
+        self._generation[index] = self._generation.get(index, 0) + 1
         self._classify(index)
         weight_after = self._weight(slot)
         return SlotMatch(slot.name, slot.source, max(weight_before - weight_after, 0.0), answer.consumed,
@@ -355,6 +357,7 @@ class SlotPool:
             if index in self.classes.get(slot.signature, ()):
                 self._declassify(index)
             slot.ad, slot.source, slot.cards = ad, source, cards
+            self._generation[index] = self._generation.get(index, 0) + 1
             self._classify(index)
         self.commit(mark)
 

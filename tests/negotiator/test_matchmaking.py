@@ -72,6 +72,16 @@ def test_partitionable_slot_is_consumed_piece_by_piece():
     assert slot["Cpus"] == 8  # the collector's ad is left alone
 
 
+def test_a_slot_whose_ad_reads_attributes_by_name_is_still_consumed_piece_by_piece():
+    """A slot expression using eval() gives every slot a class of its own; a take must
+    still renew that class, or the next match reuses the answer from before the take."""
+    slot = partitionable_slot("slot1@odd", cpus=4, memory=16384, extra='Odd = eval("Cpus")')
+    two = job(cpus=2, memory=1000)
+    pool = SlotPool([slot], [two])
+    assert names(match_request(pool, request_for(two, 3, "two"), 3)) == ["slot1@odd"] * 2
+    assert pool.slots[0].ad["Cpus"] == 0
+
+
 def test_partitionable_memory_runs_out_before_cpus():
     """Jobs stop matching when the slot's memory, not its cores, is used up."""
     slot = partitionable_slot("slot1@m", cpus=16, memory=4096)
