@@ -47,7 +47,7 @@ from schedd.claims import (
 )
 from schedd.flocking import HOME_LEVEL
 from schedd.gangs import Gangs, GangStep, gang_of, host_and_slot
-from schedd.negotiation import Match, owner_of_submitter, parse_matches, pick_job, requests_for
+from schedd.negotiation import Match, parse_matches, pick_job, requests_for, submitter_key
 from schedd.queue.db import RunningClaim
 from shadow.owner_rights import INPUT, as_owner, job_account
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
@@ -270,8 +270,7 @@ class Execution(app_service.Service):
         """RESOURCE_REQUESTS: one request per autocluster of the submitter's idle jobs."""
         body = request.json()
         submitter = body.get("submitter")
-        owner = owner_of_submitter(submitter)
-        found = requests_for(self._free_idle_jobs(owner), submitter, _sinful(self.schedd.address),
+        found = requests_for(self._free_idle_jobs(submitter=submitter_key(submitter)), submitter, _sinful(self.schedd.address),
                              self.extra_significant)
         raised = self.schedd.flock_levels.negotiating(submitter, self._level_of(self._pool_of(request)),
                                                       sum(len(each.job_ids) for each in found))
@@ -509,9 +508,10 @@ class Execution(app_service.Service):
                 shadow.link_lost(f"no answer from the startd at {claim.startd_address}: {why}")
 
     # --- the queue, seen from here ---
-    def _free_idle_jobs(self, owner: str) -> Iterator[tuple[JobId, ClassAd]]:
-        """The owner's idle jobs in queue order, leaving out those being started."""
-        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner, status=JobStatus.IDLE):
+    def _free_idle_jobs(self, owner: str | None = None, submitter: str | None = None) -> Iterator[tuple[JobId, ClassAd]]:
+        """The idle jobs of an owner or of a submitter (AccountingGroup, else Owner) in
+        queue order, leaving out those being started."""
+        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner, status=JobStatus.IDLE, submitter=submitter):
             job_id = job_id_of(ad)
             if job_id not in self._starting and job_id not in self.shadows:
                 yield job_id, ad

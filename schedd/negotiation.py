@@ -24,8 +24,11 @@ MAX_MATCHES = 100_000
 MAX_VICTIMS = 256
 
 
-def owner_of_submitter(submitter: str) -> str:
-    """The ``Owner`` of a submitter name ``alice@pool`` (the part before the last @).
+def submitter_key(submitter: str) -> str:
+    """Which of the queue's jobs a Submitter name stands for: the part before the last @
+    of ``alice@pool`` (her jobs without an accounting group) or ``group_a.alice@pool``
+    (the jobs whose ``AccountingGroup`` is "group_a.alice"), as the queue's submitter
+    column holds it.
 
     Raises:
         BadRequest: the name is empty or not a string.
@@ -135,5 +138,5 @@ def pick_job(match: Match, candidates: Iterable[JobId], is_free: Callable[[JobId
     return None
 
 
-__all__ = ["Match", "Victim", "owner_of_submitter", "requests_for", "parse_matches", "pick_job",
+__all__ = ["Match", "Victim", "submitter_key", "requests_for", "parse_matches", "pick_job",
            "MAX_MATCHES", "MAX_VICTIMS"]

@@ -288,9 +288,9 @@ class ScheddService(DaemonService):
         return self.execution.flocked_by_owner() if self.execution is not None else {}
 
     def submitter_ads(self, schedd_name: str) -> list[dict]:
-        """The Submitter ads this schedd sends: one per owner with jobs, named as its
-        jobs' ``User`` (``owner@UID_DOMAIN``), with how many of them run in other pools."""
-        return flocked_ads(submitter_ads(self.queue.totals_by_owner(), schedd_name, self.address,
+        """The Submitter ads this schedd sends: one per submitter with jobs (its jobs'
+        ``AccountingGroup``, else their owner, ``@UID_DOMAIN``), with how many run in other pools."""
+        return flocked_ads(submitter_ads(self.queue.totals_by_submitter(), schedd_name, self.address,
                                          self.schedd_settings.domain), self._flocked())
 
     def advertise_self(self, ad: dict):

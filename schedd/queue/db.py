@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 import sqlite_utils
@@ -17,12 +17,19 @@ import sqlite_utils
 #: Rows fetched per page while streaming; keeps reads short so writes can interleave.
 PAGE_SIZE = 2000
 
+#: Made once the jobs table has its submitter column (a queue of an older Roost gets it
+#: in :meth:`QueueDatabase.add_submitter_column`).
+_SUBMITTER_INDEX = "CREATE INDEX IF NOT EXISTS jobs_by_submitter ON jobs (submitter, status, owner)"
+
+#: The columns a proc is read with.
+_JOB_COLUMNS = "cluster_id, proc_id, status, owner, attrs, submitter"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS clusters (cluster_id INTEGER PRIMARY KEY, attrs TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, status INTEGER NOT NULL,
-    owner TEXT, attrs TEXT NOT NULL, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
+    owner TEXT, attrs TEXT NOT NULL, submitter TEXT, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs (owner, status);
 CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL,
@@ -54,13 +61,15 @@ class RunningClaim:
 
 @attrs.frozen
 class JobRow:
-    """One proc as stored: its ids, status and owner columns and its differences."""
+    """One proc as stored: its ids, status and owner columns, its differences and the
+    submitter it is negotiated under (its AccountingGroup, else its Owner)."""
 
     cluster_id: int
     proc_id: int
     status: int
     owner: str | None
     attrs: str
+    submitter: str | None = None
 
 
 @attrs.frozen
@@ -97,6 +106,27 @@ class QueueDatabase:
         self.db.executescript(_SCHEMA)
         if "pool" not in self.db["running_claims"].columns_dict:  # a queue kept by an older Roost
             self.db.execute("ALTER TABLE running_claims ADD COLUMN pool TEXT")
+        #: False for a queue kept by an older Roost until :meth:`add_submitter_column` ran.
+        self.has_submitter_column = "submitter" in self.db["jobs"].columns_dict
+        if self.has_submitter_column:
+            self.db.execute(_SUBMITTER_INDEX)
+
+    def add_submitter_column(self, submitter_of: Callable[[str, str], str | None]) -> int:
+        """Give a queue kept by an older Roost its submitter column, filled in for every
+        proc from ``submitter_of(cluster attrs, proc attrs)``, and its index, all in one
+        transaction (a crash leaves the old queue, migrated again on the next start).
+        Returns how many procs were filled in."""
+        if self.has_submitter_column:
+            return 0
+        with self.atomic():
+            self.db.execute("ALTER TABLE jobs ADD COLUMN submitter TEXT")
+            clusters = dict(self.db.execute("SELECT cluster_id, attrs FROM clusters").fetchall())
+            rows = [(submitter_of(clusters.get(cluster_id, "[]"), text), cluster_id, proc_id)
+                    for cluster_id, proc_id, text in self.db.execute("SELECT cluster_id, proc_id, attrs FROM jobs")]
+            self.db.conn.executemany("UPDATE jobs SET submitter = ? WHERE cluster_id = ? AND proc_id = ?", rows)
+            self.db.execute(_SUBMITTER_INDEX)
+        self.has_submitter_column = True
+        return len(rows)
 
     def close(self) -> None:
         """Close the connection."""
@@ -144,10 +174,9 @@ class QueueDatabase:
         """Store a cluster's common attributes."""
         self.db.execute("INSERT INTO clusters (cluster_id, attrs) VALUES (?, ?)", [cluster_id, attrs_text])
 
-    def insert_jobs(self, rows: Iterable[tuple[int, int, int, str | None, str]]) -> None:
-        """Store procs as ``(cluster_id, proc_id, status, owner, attrs)`` tuples."""
-        self.db.conn.executemany(
-            "INSERT INTO jobs (cluster_id, proc_id, status, owner, attrs) VALUES (?, ?, ?, ?, ?)", rows)
+    def insert_jobs(self, rows: Iterable[tuple[int, int, int, str | None, str, str | None]]) -> None:
+        """Store procs as ``(cluster_id, proc_id, status, owner, attrs, submitter)`` tuples."""
+        self.db.conn.executemany(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def get_cluster_attrs(self, cluster_id: int) -> str | None:
         """A cluster's stored common attributes, or None."""
@@ -157,7 +186,7 @@ class QueueDatabase:
     def get_job(self, cluster_id: int, proc_id: int) -> JobRow | None:
         """One proc's row, or None."""
         row = self.db.execute(
-            "SELECT cluster_id, proc_id, status, owner, attrs FROM jobs WHERE cluster_id = ? AND proc_id = ?",
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE cluster_id = ? AND proc_id = ?",
             [cluster_id, proc_id]).fetchone()
         return _job_row(row) if row else None
 
@@ -170,17 +199,15 @@ class QueueDatabase:
 
     def find_jobs(self, cluster_id: int | None = None, owner: str | None = None,
                   page_size: int = PAGE_SIZE, status: int | None = None,
-                  first_page: int | None = None) -> Iterator[JobRow]:
-        """Every proc (of one cluster, one owner, one status) in id order, read page by
-        page; pages start at ``first_page`` rows (when given) and double up to
-        ``page_size``, so a reader that wants the first few reads only those."""
+                  first_page: int | None = None, submitter: str | None = None) -> Iterator[JobRow]:
+        """Every proc (of one cluster, one owner, one submitter, one status) in id order,
+        read page by page; pages start at ``first_page`` rows (when given) and double up
+        to ``page_size``, so a reader that wants the first few reads only those."""
         where, params = [], []
-        if cluster_id is not None:
-            where.append("cluster_id = ?")
-            params.append(cluster_id)
-        if owner is not None:
-            where.append("owner = ?")
-            params.append(owner)
+        for column, value in (("cluster_id", cluster_id), ("owner", owner), ("submitter", submitter)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
         if status is not None:
             where.append("status = ?")
             params.append(int(status))
@@ -188,7 +215,7 @@ class QueueDatabase:
         size = min(first_page or page_size, page_size)
         while True:
             clauses = where + ["(cluster_id, proc_id) > (?, ?)"]
-            sql = ("SELECT cluster_id, proc_id, status, owner, attrs FROM jobs WHERE "
+            sql = (f"SELECT {_JOB_COLUMNS} FROM jobs WHERE "
                    + " AND ".join(clauses) + " ORDER BY cluster_id, proc_id LIMIT ?")
             rows = self.db.execute(sql, params + list(after) + [size]).fetchall()
             for row in rows:
@@ -198,10 +225,11 @@ class QueueDatabase:
             after = (rows[-1][0], rows[-1][1])
             size = min(size * 2, page_size)
 
-    def set_job(self, cluster_id: int, proc_id: int, status: int, owner: str | None, attrs_text: str) -> None:
-        """Replace one proc's status, owner and differences."""
-        self.db.execute("UPDATE jobs SET status = ?, owner = ?, attrs = ? WHERE cluster_id = ? AND proc_id = ?",
-                        [status, owner, attrs_text, cluster_id, proc_id])
+    def set_job(self, cluster_id: int, proc_id: int, status: int, owner: str | None, attrs_text: str,
+                submitter: str | None = None) -> None:
+        """Replace one proc's status, owner, differences and submitter."""
+        self.db.execute("UPDATE jobs SET status = ?, owner = ?, attrs = ?, submitter = ? "
+                        "WHERE cluster_id = ? AND proc_id = ?", [status, owner, attrs_text, submitter, cluster_id, proc_id])
 
     def delete_job(self, cluster_id: int, proc_id: int) -> bool:
         """Drop one proc, and its cluster once no proc is left; returns whether the
@@ -216,6 +244,12 @@ class QueueDatabase:
         """``(owner, status, count)`` for every owner and status in the queue."""
         return self.db.execute(
             "SELECT owner, status, COUNT(*) FROM jobs GROUP BY owner, status ORDER BY owner, status").fetchall()
+
+    def count_jobs_by_submitter(self) -> list[tuple[str | None, str | None, int, int]]:
+        """``(submitter, owner, status, count)`` for every submitter, owner and status."""
+        return self.db.execute(
+            "SELECT submitter, owner, status, COUNT(*) FROM jobs GROUP BY submitter, owner, status "
+            "ORDER BY submitter, owner, status").fetchall()
 
     def count_jobs(self) -> int:
         """How many procs are in the queue."""

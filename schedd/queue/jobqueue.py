@@ -29,7 +29,16 @@ from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.selection import JobSelection
-from schedd.queue.stored import Entries, decode_entries, encode_ad, encode_entries, merge, merge_texts, value_in
+from schedd.queue.stored import (
+    Entries,
+    decode_entries,
+    encode_ad,
+    encode_entries,
+    merge,
+    merge_texts,
+    submitter_in,
+    value_in,
+)
 
 #: Rows in the first page of a query by status (later pages double).
 FIRST_STATUS_PAGE = 16
@@ -94,6 +103,7 @@ class JobQueue:
         self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
         self._cluster_cache: dict[int, Entries] = {}
         self._cluster_texts: dict[int, str] = {}
+        self.db.add_submitter_column(_stored_submitter)
 
     def close(self) -> None:
         """Close the database."""
@@ -129,6 +139,7 @@ class JobQueue:
 
     def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd):
         status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
+        cluster_entries = decode_entries(encode_ad(common), _SUBMITTER_KEYS)
         for proc_id, proc in enumerate(procs):
             diff = proc.copy()
             diff["ProcId"] = proc_id
@@ -139,8 +150,9 @@ class JobQueue:
             proc_owner = diff.evaluate("Owner") if "Owner" in diff else owner
             if type(proc_status) is not int or not 1 <= proc_status <= 7:
                 raise BadJobAdError(f"job {cluster_id}.{proc_id} has JobStatus {proc_status!r}, not one of 1-7")
+            text = encode_ad(diff)
             yield (cluster_id, proc_id, proc_status, proc_owner if type(proc_owner) is str else None,
-                   encode_ad(diff))
+                   text, _proc_submitter(cluster_entries, diff, text))
 
     # --- reading --------------------------------------------------------------
     def _cluster_entries(self, cluster_id: int) -> Entries:
@@ -181,10 +193,12 @@ class JobQueue:
 
     def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
               limit: int = -1, owner: str | None = None, status: JobStatus | None = None,
-              misses: bool = False) -> Iterator[ClassAd | None]:
+              misses: bool = False, submitter: str | None = None) -> Iterator[ClassAd | None]:
         """Stream the job ads matching ``constraint`` in id order, each cut down to
         ``projection`` when one is given, stopping after ``limit`` ads (-1: all).
-        ``owner`` and ``status`` narrow the rows read through the queue's index; with
+        ``owner``, ``submitter`` (an AccountingGroup such as "group_a.alice", else an
+        Owner: see :func:`~schedd.queue.stored.submitter_in`) and ``status`` narrow the
+        rows read through the queue's indexes; with
         ``status`` the first rows come a few at a time (the claim-reuse path takes the
         first idle job after every exit). With ``misses`` a job that does not match
         yields ``None``, so a caller streaming on the reactor can pause between any
@@ -195,14 +209,14 @@ class JobQueue:
         """
         predicate = compile_constraint(constraint)
         wanted = [name for name in projection]
-        return self._stream(predicate, wanted, limit, owner, status, misses)
+        rows = self.db.find_jobs(owner=owner, submitter=submitter) if status is None else \
+            self.db.find_jobs(owner=owner, submitter=submitter, status=int(status), first_page=FIRST_STATUS_PAGE)
+        return self._stream(predicate, wanted, limit, rows, misses)
 
-    def _stream(self, predicate, wanted: list[str], limit: int, owner: str | None,
-                status: JobStatus | None = None, misses: bool = False) -> Iterator[ClassAd | None]:
+    def _stream(self, predicate, wanted: list[str], limit: int, rows: Iterable[JobRow],
+                misses: bool = False) -> Iterator[ClassAd | None]:
         only = frozenset(name.lower() for name in wanted) if wanted and is_everything(predicate) else None
         sent = 0
-        rows = self.db.find_jobs(owner=owner) if status is None else \
-            self.db.find_jobs(owner=owner, status=int(status), first_page=FIRST_STATUS_PAGE)
         for row in rows:
             if limit >= 0 and sent >= limit:
                 return
@@ -282,7 +296,7 @@ class JobQueue:
         if owner is None:
             owner = value_in(cluster, "owner")
         text = encode_entries(proc)
-        self.db.set_job(row.cluster_id, row.proc_id, status, owner, text)
+        self.db.set_job(row.cluster_id, row.proc_id, status, owner, text, submitter_in(cluster, proc))
         return text
 
     def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
@@ -434,8 +448,33 @@ class JobQueue:
             found.setdefault(owner, {})[JobStatus(status)] = count
         return found
 
+    def totals_by_submitter(self) -> dict[str | None, dict[str | None, dict[JobStatus, int]]]:
+        """Per submitter (AccountingGroup, else Owner) and, within it, per owner, how many
+        jobs are in each status (for Submitter ads), read from the queue's index."""
+        found: dict[str | None, dict[str | None, dict[JobStatus, int]]] = {}
+        for submitter, owner, status, count in self.db.count_jobs_by_submitter():
+            found.setdefault(submitter, {}).setdefault(owner, {})[JobStatus(status)] = count
+        return found
+
     def __len__(self) -> int:
         return self.db.count_jobs()
+
+
+#: The attributes a job's submitter is read from.
+_SUBMITTER_KEYS = frozenset(("accountinggroup", "owner"))
+
+
+def _proc_submitter(cluster: Entries, diff: ClassAd, text: str) -> str | None:
+    """A new proc's submitter; its stored text is read again only when it overrides
+    its cluster's AccountingGroup or Owner."""
+    if "AccountingGroup" in diff or "Owner" in diff:
+        return submitter_in(cluster, decode_entries(text, _SUBMITTER_KEYS))
+    return submitter_in(cluster, {})
+
+
+def _stored_submitter(cluster_text: str, proc_text: str) -> str | None:
+    """The submitter of a proc stored by an older Roost, from its stored texts."""
+    return submitter_in(decode_entries(cluster_text, _SUBMITTER_KEYS), decode_entries(proc_text, _SUBMITTER_KEYS))
 
 
 def _stays(cluster: Entries, proc: Entries) -> bool:

@@ -86,3 +86,20 @@ def value_in(entries: Entries, key: str):
     if entry is None or type(entry[1]) is not Literal:
         return None
     return entry[1].value
+
+
+#: An AccountingGroup usable as a submitter name: no '@', quote or space (HTCondor's
+#: submit refuses those), so ``<name>@<UID_DOMAIN>`` reads back as the same name.
+_SUBMITTER_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,256}\Z")
+
+
+def submitter_in(cluster: Entries, proc: Entries) -> str | None:
+    """The name the job is negotiated and charged under, without its domain: its
+    ``AccountingGroup`` ("group_a.alice") when it has a usable one, else its ``Owner``
+    (HTCondor's rule: the schedd's submitter is ``AccountingGroup`` or ``Owner``
+    ``@UID_DOMAIN``); None when neither is a plain string."""
+    for key in ("accountinggroup", "owner"):
+        value = value_in(proc, key) if key in proc else value_in(cluster, key)
+        if type(value) is str and (key == "owner" or _SUBMITTER_NAME.match(value)):
+            return value
+    return None

@@ -43,7 +43,7 @@ def test_a_running_jobs_cpus_raise_its_submitters_priority(tmp_path):
     Submitter ad goes from 0.5 to 2.25, and no other name was charged."""
     clock = Clock()
     accountant = Accountant(AccountantDatabase(str(tmp_path / "accountant.db")), clock)
-    [submitter] = submitter_ads({"alice": {JobStatus.RUNNING: 1}}, "sched", "127.0.0.1:1", UID_DOMAIN)
+    [submitter] = submitter_ads({"alice": {"alice": {JobStatus.RUNNING: 1}}}, "sched", "127.0.0.1:1", UID_DOMAIN)
     in_use = resources_in_use(running_job_slots(clock, 4), ExprTree("Cpus"))
     assert in_use == {submitter["Name"]: 4.0}
     accountant.update_priorities(in_use)

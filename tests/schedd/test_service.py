@@ -176,7 +176,7 @@ def test_scheduler_and_submitter_ads_count_jobs(schedd, call, tmp_path):
     ad = schedd.own_ad()
     assert (ad["MyType"], ad["TotalIdleJobs"], ad["TotalHeldJobs"]) == ("Scheduler", 3, 1)
     from schedd.ads import submitter_ads
-    ads = submitter_ads(schedd.queue.totals_by_owner(), "sched", "127.0.0.1:1", "pool")
+    ads = submitter_ads(schedd.queue.totals_by_submitter(), "sched", "127.0.0.1:1", "pool")
     assert [(a["Name"], a["IdleJobs"], a["HeldJobs"]) for a in ads] == [("alice@pool", 3, 0), ("bob@pool", 0, 1)]
     assert ads[0]["ScheddIpAddr"] == "<127.0.0.1:1>"
 
