@@ -14,6 +14,7 @@ from attrs import field, frozen
 
 from classad import ClassAd
 from classad.matching import symmetric_match
+from classad.unparse import unparse_expr
 from gpushare.errors import GpuRequestError
 from gpushare.job_request import request_from_job
 from gpushare.placement import grants_hold
@@ -57,6 +58,30 @@ class Claim:
     #: For a claim granted by preempting others (pending at the startd until they end):
     #: when the schedd stops asking to activate it and gives it back; None for any other claim.
     ready_by: float | None = None
+    #: The claimed job's ``AccountingGroup`` and ``ConcurrencyLimits`` (see
+    #: :func:`claim_terms`): another job runs on the claim only with the same.
+    accounting_group: str | None = None
+    concurrency_limits: str | None = None
+
+
+def claim_terms(job: ClassAd) -> dict:
+    """Whose a claim made for ``job`` is, as :class:`Claim` keywords: its ``Owner``, its
+    ``AccountingGroup`` (the submitter it was negotiated for) and its ``ConcurrencyLimits``
+    (lower-cased; an expression as its text), each None when the job has none."""
+    return {"owner": job.evaluate("Owner") if "Owner" in job else None,
+            "accounting_group": _text_of(job, "AccountingGroup", lower=False),
+            "concurrency_limits": _text_of(job, "ConcurrencyLimits", lower=True)}
+
+
+def _text_of(job: ClassAd, name: str, lower: bool) -> str | None:
+    if name not in job:
+        return None
+    value = job.evaluate(name)
+    if isinstance(value, str):
+        text = value.strip()
+    else:  # an expression (concurrency_limits_expr): the same expression, not its value
+        text = unparse_expr(job.expression(name))
+    return (text.lower() if lower else text) or None
 
 
 def alive_period_for(lease: float, alive_interval: float = DEFAULT_ALIVE_INTERVAL) -> float:
@@ -88,10 +113,14 @@ def accepts_more_jobs(claim: Claim, now: float, worklife: float) -> bool:
 
 
 def job_fits_claim(claim: Claim, job: ClassAd) -> bool:
-    """Whether ``job`` may run on ``claim``: same owner, both ads' Requirements accept
-    each other, and the job's GPU request fits inside the cards the claim holds."""
-    owner = job.evaluate("Owner") if "Owner" in job else None
-    return owner == claim.owner and symmetric_match(job, claim.slot_ad) and gpus_fit_claim(claim.slot_ad, job)
+    """Whether ``job`` may run on ``claim``: the same submitter (owner and AccountingGroup)
+    and the same ConcurrencyLimits as the job it was claimed for (HTCondor's schedd reuses
+    a claim only so: usage and limits were counted for those), both ads' Requirements
+    accept each other, and the job's GPU request fits inside the cards the claim holds."""
+    terms = claim_terms(job)
+    same = (terms["owner"], terms["accounting_group"], terms["concurrency_limits"]) == \
+        (claim.owner, claim.accounting_group, claim.concurrency_limits)
+    return same and symmetric_match(job, claim.slot_ad) and gpus_fit_claim(claim.slot_ad, job)
 
 
 def gpus_fit_claim(slot: ClassAd, job: ClassAd) -> bool:
@@ -195,5 +224,5 @@ class ClaimTable:
         return len(self._claims)
 
 
-__all__ = ["ClaimState", "Claim", "ClaimTable", "accepts_more_jobs", "gpus_fit_claim", "job_fits_claim", "next_job_for",
+__all__ = ["ClaimState", "Claim", "ClaimTable", "accepts_more_jobs", "claim_terms", "gpus_fit_claim", "job_fits_claim", "next_job_for",
            "alive_period_for", "alives_due", "DEFAULT_CLAIM_WORKLIFE", "DEFAULT_ALIVE_INTERVAL"]

@@ -43,6 +43,7 @@ from schedd.claims import (
     accepts_more_jobs,
     alive_period_for,
     alives_due,
+    claim_terms,
     next_job_for,
 )
 from schedd.flocking import HOME_LEVEL
@@ -352,16 +353,15 @@ class Execution(app_service.Service):
             body["victims"] = [victim.claim_id for victim in match.victims]
         pool_name = pool.name if pool is not None else None
         claiming = self._client(match.startd_address, pool_name).call(startd_routes.CLAIM, body)
-        owner = ad.evaluate("Owner")
-        claiming.addCallback(self._claimed, match, job_id, owner, pool_name)
+        claiming.addCallback(self._claimed, match, job_id, claim_terms(ad), pool_name)
         claiming.addErrback(self._claim_failed, match, job_id)
 
-    def _claimed(self, answer: dict, match: Match, job_id: JobId, owner: str, pool: str | None = None) -> None:
+    def _claimed(self, answer: dict, match: Match, job_id: JobId, terms: dict, pool: str | None = None) -> None:
         slot_ad = ad_from_json(answer.get("slot_ad") or ad_to_json(match.slot_ad), "CLAIM answer slot_ad")
         now = self.clock.seconds()
         claim = self.claims.add(Claim(
             claim_id=str(answer.get("claim_id") or match.claim_id), slot_name=str(answer.get("slot_name") or match.slot_name),
-            startd_address=match.startd_address, owner=owner, slot_ad=slot_ad, claimed_at=now,
+            startd_address=match.startd_address, slot_ad=slot_ad, claimed_at=now, **terms,
             pool=pool, ready_by=pending_until(answer, now, self.match_timeout)))
         _log.info("claimed {slot} at {startd} for job {job}{where}{pending}", slot=claim.slot_name,
                   startd=claim.startd_address, job=job_id, where=f" in pool {pool}" if pool else "",

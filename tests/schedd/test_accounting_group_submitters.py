@@ -1,7 +1,7 @@
 """A job with an accounting group is its own submitter, as in HTCondor: AccountingGroup
 "group_a.alice" is negotiated as ``group_a.alice@UID_DOMAIN``, separately from alice's
 plain jobs (``alice@UID_DOMAIN``): the queue's submitter column and its migration, the
-Submitter ads and the resource requests a negotiator gets for each name."""
+Submitter ads, the resource requests a negotiator gets for each name, and claim reuse."""
 
 from __future__ import annotations
 
@@ -10,16 +10,22 @@ import sqlite3
 import pytest
 
 from classad import ClassAd
+from daemoncore.wire import schedd_routes
 from jobmodel.states import JobStatus
 from schedd.ads import submitter_ads
+from schedd.claims import claim_terms, job_fits_claim
 from schedd.queue import JobQueue, JobSelection
 from schedd.queue.jobqueue import QUEUE_FILE
 from schedd.queue.stored import encode_ad
+from tests.schedd.test_claims import claim, job
 from tests.schedd.test_execution import (  # noqa: F401 (fixtures)
     execution,
+    match_body,
+    request,
     requests_of,
     schedd,
     submit,
+    update,
 )
 
 GROUP_A = {"AccountingGroup": "group_a.alice", "AcctGroup": "group_a", "AcctGroupUser": "alice"}
@@ -121,3 +127,33 @@ def test_resource_requests_of_a_group_submitter_hold_only_its_jobs(execution, sc
     assert [line["count"] for line in requests_of(execution, "group_a.alice@pool")] == [3]
     assert [line["count"] for line in requests_of(execution, "alice@pool")] == [2]
     assert requests_of(execution, "group_b.alice@pool") == []
+
+
+def test_a_claim_runs_another_job_only_of_its_group_user_and_limits():
+    """Claim reuse needs the same owner, AccountingGroup and ConcurrencyLimits as the
+    job claimed for (HTCondor's schedd never moves a claim across them)."""
+    def grouped(**attrs):
+        ad = job()
+        ad.update(attrs)
+        return ad
+    first = grouped(AccountingGroup="group_a.alice", ConcurrencyLimits="license")
+    on = claim(**{k: v for k, v in claim_terms(first).items() if k != "owner"})
+    assert job_fits_claim(on, grouped(AccountingGroup="group_a.alice", ConcurrencyLimits="LICENSE"))
+    assert not job_fits_claim(on, grouped(ConcurrencyLimits="license"))  # her plain job
+    assert not job_fits_claim(on, grouped(AccountingGroup="group_b.alice", ConcurrencyLimits="license"))
+    assert not job_fits_claim(on, grouped(AccountingGroup="group_a.alice"))  # no limit
+    assert not job_fits_claim(on, grouped(AccountingGroup="group_a.alice", ConcurrencyLimits="license:2"))
+    assert not job_fits_claim(claim(), first)  # a plain claim takes no group job
+
+
+def test_the_claim_of_a_group_job_is_not_reused_for_her_plain_job(execution, schedd):
+    """After alice's group_a job exits, her idle plain job does not run on its claim:
+    the claim is released for the negotiator to match the plain submitter."""
+    [grouped] = submit(schedd.queue, 1, **GROUP_A)
+    submit(schedd.queue, 1)
+    [line] = requests_of(execution, "group_a.alice@pool")
+    assert execution.matches(request(schedd_routes.MATCHES, match_body(line["request_id"]))).body == {"accepted": 1}
+    update(execution, grouped, "execute")
+    update(execution, grouped, "exit", {"ExitCode": 0})
+    assert len(schedd.startd.named("activate")) == 1
+    assert schedd.startd.named("release") == [{"claim_id": "dyn-claim-1"}]
