@@ -26,6 +26,7 @@ from startd.errors import StarterError
 from startd.gang_environment import gang_environment
 from startd.gpu_sharing import GpuSharing, gpu_environment
 from startd.job_command import job_argv, job_environment
+from startd.job_threads import thread_environment
 from startd.preemption import kill_signal
 from startd.spawn import JobProcess
 from startd.usage import Usage, sample_tree, tree_processes
@@ -151,7 +152,8 @@ class Starter:
         return path
 
     def _environment(self, job_ad_path: str, machine_ad_path: str) -> dict[str, str]:
-        env = {**account_environment(self.account), **job_environment(self.job)}
+        own = job_environment(self.job)
+        env = {**account_environment(self.account), **thread_environment(self.machine_ad, own), **own}
         env.update(gpu_environment(self.machine_ad, self.gpu_sharing))
         env.update({"_CONDOR_SCRATCH_DIR": self.sandbox, "_CONDOR_JOB_AD": job_ad_path,
                     "_CONDOR_MACHINE_AD": machine_ad_path, "TMPDIR": self.sandbox,
