@@ -229,14 +229,20 @@ class ScheddService(DaemonService):
 
     # --- event logs ---------------------------------------------------------
     def _cluster_log(self, cluster_id: int) -> LogTarget | None:
-        """The cluster's common event log; ``PER_PROC`` when its procs name their own."""
+        """The cluster's common event log; ``PER_PROC`` when a proc's own ad changes where
+        its log goes (``log``, ``initialdir``: HTCondor writes each proc's events to the
+        log its own ad names, so ``initialdir = run$(Process)`` makes one log per directory)."""
         if cluster_id not in self._cluster_logs:
             text = self.queue.db.get_cluster_attrs(cluster_id)
             target = log_target(decode_entries(text, _LOG_KEYS)) if text else None
-            if target is None and text and self._job_log(JobId(cluster_id, 0)) is not None:
+            if text and self._procs_name_own_log(cluster_id):
                 target = PER_PROC
             self._cluster_logs[cluster_id] = target
         return self._cluster_logs[cluster_id]
+
+    def _procs_name_own_log(self, cluster_id: int) -> bool:
+        """Whether any proc of the cluster sets its own UserLog, Iwd, log format or Owner."""
+        return any(decode_entries(row.attrs, _LOG_KEYS) for row in self.queue.db.find_jobs(cluster_id))
 
     def _job_log(self, job_id: JobId) -> LogTarget | None:
         row = self.queue.db.get_job(job_id.cluster, job_id.proc)
