@@ -95,15 +95,24 @@ class ProcState:
         self.mine: dict[str, str | None] = {}
 
     def expanded(self, key: str) -> str | None:
+        """A command's value for this proc. A queue loop variable named like a
+        command (``queue input, arguments from ...``) is that command for its row,
+        as in HTCondor, where loop variables are set into the submit hash."""
         if key in self.mine:
+            return self.mine[key]
+        if key in self.items:
+            self.per_proc.add(key)
+            self.mine[key] = self._expand(key, self.items[key])
             return self.mine[key]
         if key in self.shared and key not in self.per_proc:
             return self.shared[key]
         raw = self.raw.get(key)
         if raw is None:
-            value = None
             self.shared[key] = None
             return None
+        return self._expand(key, raw)
+
+    def _expand(self, key: str, raw: str) -> str:
         scope = MacroScope(self.raw, live=self.live, items=self.items,
                            predefined=self.context.predefined, cwd=self.context.cwd,
                            environ=self.context.environ,
@@ -111,8 +120,12 @@ class ProcState:
         try:
             value = scope.expand(raw)
         except SubmitError as exc:
-            command = self.commands[key]
+            command = self.commands.get(key)
+            if command is None:
+                raise exc.located(command=key) from None
             raise exc.located(file=command.file, line=command.line, command=command.name) from None
+        if key in self.items:
+            return value
         if scope.touched:
             self.per_proc.add(key)
             self.mine[key] = value
