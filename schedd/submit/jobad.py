@@ -15,7 +15,8 @@ from schedd.submit.errors import SubmitError
 from schedd.submit.gangs import gang_size, machine_count
 from schedd.submit.gpus import SHARE_COMMANDS, gpus
 from schedd.submit.requirements import default_requirements
-from schedd.submit.values import Expr, integer_expression, is_true, size_value, string_value, to_value
+from schedd.submit.transfer_modes import transfer_modes
+from schedd.submit.values import Expr, is_true, long_param, size_value, string_value, to_value
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -224,6 +225,12 @@ def io(r: RuleReader) -> None:
             r[attr] = in_iwd(r, text)
 
 
+def _either(r: RuleReader, command: str, alternate: str) -> str | None:
+    """A command HTCondor also reads under a second name (its attribute's)."""
+    text = r.get(command)
+    return text if text is not None else r.get(alternate)
+
+
 def file_list(text: str | None) -> list[str]:
     """A comma (or blank) separated list of files."""
     if not text:
@@ -255,22 +262,16 @@ def container(r: RuleReader) -> None:
 
 
 def transfer(r: RuleReader) -> None:
-    should = (r.get("should_transfer_files") or "").strip().upper()
-    if should not in ("", "YES", "NO", "IF_NEEDED"):
-        raise fail(f"{should!r} is not one of YES, NO or IF_NEEDED", "should_transfer_files")
-    when = (r.get("when_to_transfer_output") or "").strip().upper()
-    if when not in ("", "ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
-        raise fail(f"{when!r} is not one of ON_EXIT, ON_EXIT_OR_EVICT or ON_SUCCESS",
-                   "when_to_transfer_output")
-    if when == "ON_EXIT_OR_EVICT" and should in ("NO", "IF_NEEDED"):
-        raise fail("ON_EXIT_OR_EVICT needs should_transfer_files = YES",
-                   "when_to_transfer_output")
+    should_text = _either(r, "should_transfer_files", "ShouldTransferFiles")
+    when_text = _either(r, "when_to_transfer_output", "WhenToTransferOutput")
     if universe_of(r) == "vm":
-        should = "YES"
-    should = should or "IF_NEEDED"
-    r["ShouldTransferFiles"] = should
-    if should != "NO":
-        r["WhenToTransferOutput"] = when or "ON_EXIT"
+        should_text = "YES"
+        when_text = "ON_EXIT_OR_EVICT" if is_true(r.get("vm_checkpoint")) else "ON_EXIT"
+    lists = any((r.get(c) or "").strip() for c in ("transfer_input_files", "transfer_output_files"))
+    modes = transfer_modes(should_text, when_text, has_transfer_lists=lists)
+    r["ShouldTransferFiles"] = modes.should
+    if modes.when is not None:
+        r["WhenToTransferOutput"] = modes.when
     inputs = file_list(r.get("transfer_input_files"))
     if r.attr("ContainerImageSource") == "cedar":
         image = (r.get("container_image") or "").strip()
@@ -404,11 +405,15 @@ def _boolean(r: RuleReader, command: str) -> bool | None:
     return word == "true"
 
 
-def _integer_expression(text: str, command: str) -> int:
+def _long_param(text: str, command: str) -> int:
+    """An integer command as HTCondor's ``submit_param_int`` reads it (``1.5`` is 1)."""
     try:
-        return integer_expression(text)
+        value = long_param(text)
     except ValueError:
-        raise fail(f"{text.strip()!r} is not an integer", command) from None
+        raise fail(f"{text.strip()!r} must evaluate to an integer", command) from None
+    if not -(1 << 31) <= value < (1 << 31) - 1:
+        raise fail(f"{text.strip()!r} is out of bounds for an integer", command)
+    return value
 
 
 def policy(r: RuleReader) -> None:
@@ -416,9 +421,9 @@ def policy(r: RuleReader) -> None:
         r["JobStatus"] = 5
         r["HoldReasonCode"] = 15
         r["HoldReason"] = "submitted on hold at user's request"
-    priority = r.get("priority")
+    priority = _either(r, "priority", "prio")
     if priority and priority.strip():
-        r["JobPrio"] = _integer_expression(priority, "priority")
+        r["JobPrio"] = _long_param(priority, "priority")
     notification = r.get("notification")
     if notification and notification.strip():
         codes = {"never": 0, "always": 1, "complete": 2, "error": 3}

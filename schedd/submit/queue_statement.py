@@ -17,7 +17,7 @@ from typing import Iterator
 import attrs
 
 from schedd.submit.errors import SubmitError, client_only
-from schedd.submit.values import integer_expression
+from schedd.submit.values import long_param
 
 _MODE = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.I)
 _VARS_AT_END = re.compile(r"((?:[A-Za-z_][\w.]*)(?:\s*,\s*[A-Za-z_][\w.]*|\s+[A-Za-z_][\w.]*)*)\s*$")
@@ -46,19 +46,26 @@ class Row:
     values: tuple[tuple[str, str], ...]
 
 
+#: HTCondor's largest count (an int).
+MAX_COUNT = (1 << 31) - 2
+
+
 def evaluate_count(text: str) -> int:
-    """The proc count of ``queue N``: an integer expression, not negative."""
+    """The proc count of ``queue N``, read as HTCondor's ``string_is_long_param``
+    reads it (an expression; a real is truncated, so ``queue 1.5`` is 1), not negative."""
     stripped = text.strip()
     if not stripped:
         return 1
     try:
         if "#" in stripped:
             raise ValueError("a comment may not follow the count")
-        value = integer_expression(stripped)
+        value = long_param(stripped)
     except ValueError:
         raise SubmitError(f"{stripped!r} is not a count: expected a number or an integer "
                           "expression such as 2*3 (nothing may follow it on the line)",
                           command="queue") from None
+    if value > MAX_COUNT:
+        raise SubmitError(f"the count {stripped!r} is larger than {MAX_COUNT}", command="queue")
     if value < 0:
         raise SubmitError(f"the count {stripped!r} is negative", command="queue")
     return int(value)

@@ -170,3 +170,35 @@ def _integer_value(node: ast.AST) -> int:
     if isinstance(node, ast.BinOp) and type(node.op) in _INTEGER_OPERATORS:
         return _INTEGER_OPERATORS[type(node.op)](_integer_value(node.left), _integer_value(node.right))
     raise ValueError("not an integer expression")
+
+
+#: Longest text :func:`long_param` evaluates as an expression.
+MAX_LONG_PARAM = 1000
+
+
+def long_param(text: str) -> int:
+    """An integer command the way HTCondor's ``string_is_long_param`` reads it: a
+    whole integer, else a ClassAd expression whose value is a number (a real is
+    truncated, ``1.5`` is 1) or a boolean (1 or 0).
+
+    Raises:
+        ValueError: the text is not an expression, or its value is not a number.
+    """
+    stripped = text.strip()
+    if _INT.match(stripped):
+        return int(checked_digits(stripped))
+    if not stripped or len(stripped) > MAX_LONG_PARAM:
+        raise ValueError("not an integer")
+    import classad
+
+    try:
+        value = classad.ExprTree(stripped).eval()
+    except (ValueError, RecursionError):
+        raise ValueError("not an expression") from None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    raise ValueError("does not evaluate to a number")

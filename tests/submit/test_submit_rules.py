@@ -1,0 +1,97 @@
+"""Submit commands checked against the rules of HTCondor's submit code
+(``src/condor_utils/submit_utils.cpp``), one rule per test, with the function named."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import pytest
+
+from schedd.submit import SubmitError, SubmitOptions, expand, parse_description, to_classads
+from schedd.submit.transfer_modes import transfer_modes
+
+
+def ads(text: str, cwd: str) -> list:
+    """The job ads of a description submitted from ``cwd``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        description = parse_description(text, cwd=cwd)
+        return list(to_classads(expand(description, SubmitOptions(cwd=cwd, owner="alice"))))
+
+
+@pytest.fixture
+def here(tmp_path):
+    (tmp_path / "prog").write_text("#!/bin/sh\n")
+    return os.fspath(tmp_path)
+
+
+@pytest.mark.parametrize("spelling, written", [
+    ("yes", "YES"), ("TRUE", "YES"), ("always", "YES"), ("no", "NO"), ("False", "NO"),
+    ("never", "NO"), ("if_needed", "IF_NEEDED"), ("auto", "IF_NEEDED")])
+def test_should_transfer_files_spellings(spelling, written):
+    """enum_utils.cpp ShouldTransferFilesTranslation: each spelling, any case, is written
+    back as the table's first name for its value."""
+    assert transfer_modes(spelling, None).should == written
+
+
+@pytest.mark.parametrize("spelling, written", [
+    ("onexit", "ON_EXIT"), ("Always", "ON_EXIT_OR_EVICT"), ("onsuccess", "ON_SUCCESS")])
+def test_when_to_transfer_output_spellings(spelling, written):
+    """enum_utils.cpp FileTransferOutputTranslation: ALWAYS is ON_EXIT_OR_EVICT, ONEXIT is
+    ON_EXIT, ONSUCCESS is ON_SUCCESS."""
+    assert transfer_modes("YES", spelling).when == written
+
+
+def test_on_exit_or_evict_alone_turns_transfer_on():
+    """SubmitHash::SetTransferFiles: ON_EXIT_OR_EVICT with no should_transfer_files makes
+    it YES rather than refusing the default IF_NEEDED."""
+    assert transfer_modes(None, "ON_EXIT_OR_EVICT").should == "YES"
+    with pytest.raises(SubmitError):
+        transfer_modes("IF_NEEDED", "ON_EXIT_OR_EVICT")
+
+
+@pytest.mark.parametrize("should, when, lists", [
+    ("NO", "ON_EXIT", False), ("YES", "NONE", False), ("NO", None, True), ("sometimes", None, False)])
+def test_contradictory_transfer_modes_are_refused(should, when, lists):
+    """SubmitHash::SetTransferFiles errors (C), (D), (F) and (A): an output time with
+    NO, no output time with transfer on, file lists with NO, an unknown word."""
+    with pytest.raises(SubmitError):
+        transfer_modes(should, when, has_transfer_lists=lists)
+
+
+def test_transfer_commands_by_their_attribute_names(here):
+    """SetTransferFiles reads ShouldTransferFiles and WhenToTransferOutput under their
+    attribute names too."""
+    ad = ads("executable = prog\nShouldTransferFiles = true\nWhenToTransferOutput = always\nqueue\n", here)[0]
+    assert (ad["ShouldTransferFiles"], ad["WhenToTransferOutput"]) == ("YES", "ON_EXIT_OR_EVICT")
+
+
+@pytest.mark.parametrize("text, prio", [("1.5", 1), ("-2.7", -2), ("ifThenElse(true, 3, 4)", 3), ("true", 1)])
+def test_priority_is_coerced_to_an_integer(here, text, prio):
+    """SubmitHash::SetPriority reads priority with submit_param_int (string_is_long_param):
+    any expression whose value is a number, a real truncated."""
+    assert ads(f"executable = prog\npriority = {text}\nqueue\n", here)[0]["JobPrio"] == prio
+
+
+def test_priority_that_is_not_a_number_is_refused(here):
+    """submit_param_int: a value that does not evaluate to a number is an error."""
+    with pytest.raises(SubmitError, match="priority"):
+        ads('executable = prog\npriority = "high"\nqueue\n', here)
+
+
+@pytest.mark.parametrize("count, procs", [("1.5", 1), ("2.9", 2), ("4/2", 2)])
+def test_queue_count_is_coerced_to_an_integer(here, count, procs):
+    """SubmitForeachArgs::parse_queue_args reads the count with string_is_long_param:
+    ``queue 1.5`` queues one job."""
+    assert len(ads(f"executable = prog\nqueue {count}\n", here)) == procs
+
+
+def test_loop_variables_named_like_commands_set_those_commands(here):
+    """condor_submit.rst, queue ... from: the loop variables are set into the submit hash
+    for each row, so ``queue input, arguments from (...)`` gives each job its row's
+    input and arguments, over any earlier command of the same name."""
+    text = ("executable = prog\narguments = ignored\n"
+            "queue input, arguments from (\n  a.txt, one\n  b.txt, two 2\n)\n")
+    got = [(ad["In"], ad["Args"]) for ad in ads(text, here)]
+    assert got == [("a.txt", "one"), ("b.txt", "two 2")]
