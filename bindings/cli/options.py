@@ -12,6 +12,7 @@ in :func:`run_command`, which prints help and usage errors.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -19,6 +20,9 @@ from attrs import field, frozen
 
 #: exit status of every command for a command line it does not understand
 USAGE_EXIT = 2
+#: exit status when the reader of the output went away (``roost config -dump | head``):
+#: a shell's status for a process ended by SIGPIPE, as an HTCondor tool's would be
+CLOSED_OUTPUT_EXIT = 128 + 13
 #: an option's arity meaning "every following word up to the next option, at least one"
 WORDS = -1
 HELP_NAMES = ("-help", "-h", "-?")
@@ -240,7 +244,8 @@ def run_subcommands(prog: str, subcommands: dict[str, Subcommand], argv: list[st
 
 def run_command(command: CommandLine, argv: list[str], work: Callable[[Reading], int]) -> int:
     """Read ``argv`` with ``command``; print the usage for help (0), the error line and
-    the usage on stderr for a bad command line (2), else run ``work``.
+    the usage on stderr for a bad command line (2), else run ``work``; a reader of the
+    output that goes away (``| head``) ends the command quietly (141), never with a traceback.
 
     ``work`` may raise :class:`UsageError` too (for a bad combination it finds).
     """
@@ -252,6 +257,19 @@ def run_command(command: CommandLine, argv: list[str], work: Callable[[Reading],
         return work(reading)
     except UsageError as exc:
         return usage_failure(command, exc)
+    except BrokenPipeError:
+        return output_closed()
+
+
+def output_closed() -> int:
+    """End quietly once standard output's reader has gone (``| head``): what is still
+    buffered goes to /dev/null instead of raising again when Python exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing to redirect
+        pass
+    return CLOSED_OUTPUT_EXIT
 
 
 def usage_failure(command: CommandLine, error: UsageError) -> int:

@@ -53,7 +53,7 @@ def run_reporting(prog: str, work: Callable[[], int], daemon: str = "schedd",
 
     try:
         return work()
-    except UsageError:
+    except (UsageError, BrokenPipeError):  # run_command reports both
         raise
     except NoPoolFound as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
