@@ -32,20 +32,23 @@ class _Line:
     line: int
 
 
-def for_schedd(text: str, *, cwd: str, environ: Mapping[str, str]) -> str:
+def for_schedd(text: str, *, cwd: str, environ: Mapping[str, str],
+               assignments: Mapping[str, str] | None = None) -> str:
     """The description to send the schedd: ``text`` itself when it is self-contained,
     else an equivalent text with includes inlined, ``$ENV`` values written in and host
-    items listed inline. A rewritten text is expanded here once first, so an error
-    names the user's own file and line.
+    items listed inline (command-line assignments first). A rewritten text is
+    expanded here once first, so an error names the user's own file and line.
 
     Raises:
         SubmitError: the description is wrong, or an item cannot be written inline.
     """
     predefined = host_predefined()
-    description = parse_description(text, cwd=cwd, predefined=predefined, environ=environ)
+    description = parse_description(text, cwd=cwd, predefined=predefined, environ=environ,
+                                    assignments=assignments)
     context = BuildContext(os.path.abspath(cwd), None, environ, predefined)
     specs = [parse_statement(statement, context) for statement in description.queues]
-    if not (description.includes or _ENV_CALL.search(text) or any(reads_host(spec) for spec in specs)):
+    if not (assignments or description.includes or _ENV_CALL.search(text)
+            or any(reads_host(spec) for spec in specs)):
         return text
     lines = _rendered(description, specs, context)
     rendered = "\n".join(line.text for line in lines) + "\n"

@@ -15,6 +15,7 @@ from typing import Mapping
 import attrs
 
 from schedd.submit.errors import SubmitError, client_only
+from schedd.submit.host_commands import command_output
 from schedd.submit.macros import MacroScope
 
 _ASSIGNMENT = re.compile(r"^([+]?[A-Za-z_][\w.]*)\s*=\s*(.*)$", re.S)
@@ -169,14 +170,22 @@ class _Reader:
         self.commands[key] = Command(keep, value, number, file)
 
     def include(self, rest: str, depth: int) -> None:
+        """``include : file`` reads a file; ``include : cmd |`` reads what a command
+        prints (condor_submit.rst, "include"), on the submitting side only."""
         if self.self_contained:
-            raise client_only(f"include {rest}", "reads a file")
+            runs = rest.rstrip().endswith("|")
+            raise client_only(f"include {rest}", "runs a command" if runs else "reads a file")
         target = rest[1:].strip() if rest.startswith(":") else rest
         target = self.scope().expand(target)
         if not target:
             raise SubmitError("include needs a file name: 'include : other.sub'")
         if depth >= _MAX_INCLUDE_DEPTH:
             raise SubmitError(f"include of {target!r} nests too deep (a file including itself?)")
+        if target.endswith("|"):
+            text = command_output(target[:-1], self.cwd, what="include : cmd |", submit_command="include")
+            self.includes.append(target)
+            self.read(text, target, depth + 1)
+            return
         path = os.path.join(self.cwd, target)
         try:
             with open(path, encoding="utf-8", errors="surrogateescape") as f:
@@ -273,12 +282,19 @@ def _compare_version(op: str, text: str) -> bool:
 def parse_description(text: str, *, cwd: str | None = None, file: str | None = None,
                       predefined: Mapping[str, str] | None = None,
                       environ: Mapping[str, str] | None = None,
-                      self_contained: bool = False) -> Description:
+                      self_contained: bool = False,
+                      assignments: Mapping[str, str] | None = None) -> Description:
     """Read a whole submit description; raises :class:`SubmitError` on the first problem.
 
     ``self_contained`` is the schedd's mode: ``include`` and ``$ENV`` are refused
-    (naming the line) instead of reading a file or the environment."""
+    (naming the line) instead of reading a file or the environment. ``assignments``
+    are ``condor_submit NAME=value file`` settings: made before the first line is
+    read, so ``if``/``else`` in the file sees them and the file's own lines win."""
     reader = _Reader(cwd or os.getcwd(), predefined or {}, environ, self_contained)
+    for name, value in (assignments or {}).items():
+        if not _ASSIGNMENT.match(f"{name}={value}"):
+            raise SubmitError(f"{name!r} is not a name a command-line assignment can set")
+        reader.assign(name, value, 0, "<command line>")
     reader.read(text, file)
     if reader.frames:
         raise SubmitError("'if' has no matching 'endif'", file=file, line=reader.frames[-1].line)

@@ -11,18 +11,17 @@ from __future__ import annotations
 import glob
 import os
 import re
-import subprocess
 from typing import Iterator
 
 import attrs
 
 from schedd.submit.errors import SubmitError, client_only
+from schedd.submit.host_commands import command_output
 from schedd.submit.values import long_param
 
 _MODE = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.I)
 _VARS_AT_END = re.compile(r"((?:[A-Za-z_][\w.]*)(?:\s*,\s*[A-Za-z_][\w.]*|\s+[A-Za-z_][\w.]*)*)\s*$")
 _SLICE = re.compile(r"^\s*\[([^\]]*)\]")
-_COMMAND_TIMEOUT = 60
 
 
 @attrs.frozen
@@ -175,16 +174,7 @@ def _split_lines(text: str) -> list[str]:
 
 
 def _lines_of_command(command: str, cwd: str) -> list[str]:
-    words = command.split()
-    if not words:
-        raise SubmitError("'queue ... from cmd |' needs a command", command="queue")
-    try:
-        done = subprocess.run(words, cwd=cwd, capture_output=True, timeout=_COMMAND_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SubmitError(f"cannot run the item command {command!r}: {exc}",
-                          command="queue") from None
-    text = done.stdout.decode("utf-8", "surrogateescape")
-    return _split_lines(text)
+    return _split_lines(command_output(command, cwd, what="queue ... from cmd |", submit_command="queue"))
 
 
 def _matching(patterns: str, kind: str, cwd: str) -> list[str]:

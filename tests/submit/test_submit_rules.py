@@ -9,6 +9,7 @@ import warnings
 import pytest
 
 from schedd.submit import SubmitError, SubmitOptions, expand, parse_description, to_classads
+from schedd.submit.clientside import for_schedd
 from schedd.submit.transfer_modes import transfer_modes
 
 
@@ -95,3 +96,34 @@ def test_loop_variables_named_like_commands_set_those_commands(here):
             "queue input, arguments from (\n  a.txt, one\n  b.txt, two 2\n)\n")
     got = [(ad["In"], ad["Args"]) for ad in ads(text, here)]
     assert got == [("a.txt", "one"), ("b.txt", "two 2")]
+
+
+@pytest.mark.integration
+def test_include_of_a_command_reads_what_it_prints(here):
+    """condor_submit.rst, include: ``include : cmd |`` runs the command on the submitting
+    side and reads its output as more of the description."""
+    with open(os.path.join(here, "make.sh"), "w") as f:
+        f.write("#!/bin/sh\necho 'arguments = from-command'\n")
+    os.chmod(os.path.join(here, "make.sh"), 0o755)
+    ad = ads("executable = prog\ninclude : ./make.sh |\nqueue\n", here)[0]
+    assert ad["Args"] == "from-command"
+
+
+def test_the_schedd_refuses_an_include_that_runs_a_command(here):
+    """DESIGN.md, security: the schedd never runs a command for a client; in its
+    self-contained mode ``include : cmd |`` is refused before anything runs."""
+    marker = os.path.join(here, "ran")
+    with pytest.raises(SubmitError, match="runs a command"):
+        parse_description(f"executable = prog\ninclude : touch {marker} |\nqueue\n", cwd=here,
+                          self_contained=True)
+    assert not os.path.exists(marker)
+
+
+def test_command_line_assignments_come_before_the_file(here):
+    """condor_submit.rst, synopsis (``condor_submit X=3 file``): an assignment on the
+    command line is made before the file is read, so ``if`` sees it."""
+    text = "executable = prog\nif $(fast)\n  arguments = quick\nelse\n  arguments = slow\nendif\nqueue\n"
+    description = parse_description(text, cwd=here, assignments={"fast": "true"})
+    ad = next(iter(to_classads(expand(description, SubmitOptions(cwd=here)))))
+    assert ad["Args"] == "quick"
+    assert "slow" in for_schedd(text, cwd=here, environ={}, assignments={"fast": "false"})
