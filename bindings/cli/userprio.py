@@ -1,7 +1,9 @@
 """``roost userprio`` (and ``condor_userprio``): show users' priorities and usage, or
-change them, with condor_userprio's flags and table.
+change them, with condor_userprio's flags and table. Rows are named as the negotiator
+charges them: ``user@uid_domain``, ``group.user@uid_domain``, or a group's name.
 
-Display: the default table of active users (in use now, or used within a day),
+Display: ``[NAME...]`` only those submitters (``user@domain``, or a bare user name), active
+or not; the default table of active users (in use now, or used within a day),
 ``-allusers`` for everyone the negotiator knows, ``-all`` for the wide table with
 real priorities and usage times, ``-l`` for every attribute of each user and the
 concurrency limits' use (the negotiator ad's ``ConcurrencyLimit_<name>``), ``-quotas`` for the accounting groups' quotas,
@@ -36,6 +38,20 @@ class UserprioRequest:
     set_factor: tuple[str, float] | None = None
     reset_usage: str | None = None
     pool: str | None = None
+    full_names: tuple[str, ...] = ()
+    short_names: tuple[str, ...] = ()
+
+    def names_given(self) -> bool:
+        return bool(self.full_names or self.short_names)
+
+    def wants(self, row: dict) -> bool:
+        """Whether a row is one of the submitters named on the command line (all when none
+        is): a name with ``@`` matches Name exactly, one without matches the part of Name
+        before the ``@`` (user_prio.cpp main, its StringListMember(splitusername(Name)[0], ...))."""
+        if not self.names_given():
+            return True
+        name = str(row.get("Name", ""))
+        return name in self.full_names or name.rsplit("@", 1)[0] in self.short_names
 
 
 COMMAND = CommandLine("roost userprio", "usage: roost userprio [options]\n\n" + USAGE, [
@@ -54,14 +70,18 @@ def parse_arguments(argv: list[str]) -> UserprioRequest:
 
 
 def request_of(reading: Reading) -> UserprioRequest:
-    """The request a read command line makes.
+    """The request a read command line makes; operands name submitters to show (user_prio.cpp
+    main: ``user@domain`` exactly or ``<none>``, else a bare user name).
 
     Raises:
-        UsageError: an operand (condor_userprio takes none), or a factor that is not a number.
+        UsageError: an operand that is no submitter name, or a factor that is not a number.
     """
-    if reading.operands:
-        raise UsageError(f"unexpected argument {reading.operands[0]!r}")
-    request = UserprioRequest()
+    for operand in reading.operands:
+        if not (operand[:1].isalpha() or operand == "<none>"):
+            raise UsageError(f"{operand!r} is not a submitter name (user@domain, or a user name)")
+    request = UserprioRequest(
+        full_names=tuple(name for name in reading.operands if "@" in name or name == "<none>"),
+        short_names=tuple(name for name in reading.operands if "@" not in name and name != "<none>"))
     for given in reading.options:
         if given.name == "-all":
             request.display = "all"
@@ -83,11 +103,22 @@ def request_of(reading: Reading) -> UserprioRequest:
 
 
 def _factor(given: Given) -> float:
+    """The factor of ``-setfactor USER FACTOR``: user_prio.cpp wants the submitter's full
+    name (user@uid.domain) and a factor of at least 1.
+
+    Raises:
+        UsageError: a name without ``@``, or a factor that is not a number of at least 1.
+    """
     user, text = given.values
+    if "@" not in user:
+        raise UsageError(f"-setfactor {user}: give the submitter's full name (user@uid.domain)")
     try:
-        return float(text)
+        factor = float(text)
     except ValueError:
-        raise UsageError(f"-setfactor {user} {text}: the factor must be a number of at least 1") from None
+        factor = 0.0
+    if not factor >= 1:
+        raise UsageError(f"-setfactor {user} {text}: the factor must be a number of at least 1")
+    return factor
 
 
 # --- rendering -------------------------------------------------------------------
@@ -209,10 +240,17 @@ def render_quotas(request: UserprioRequest, groups: list[dict], rows: list[dict]
     return quota_table(shown, last_update)
 
 
+def shown_rows(request: UserprioRequest, rows: list[dict], now: float) -> list[dict]:
+    """The rows a request shows, by effective priority: the named submitters whatever their
+    last usage, else the active ones (everyone with ``-allusers``)."""
+    everyone = request.all_users or request.names_given()
+    shown = [r for r in rows if request.wants(r) and (everyone or is_active(r, now))]
+    return sorted(shown, key=lambda r: (_effective(r), r["Name"]))
+
+
 def render(request: UserprioRequest, rows: list[dict], now: float, last_update=None) -> str:
     """What ``roost userprio`` prints for ``rows`` (the negotiator's answer) at ``now``."""
-    shown = rows if request.all_users else [r for r in rows if is_active(r, now)]
-    shown = sorted(shown, key=lambda r: (_effective(r), r["Name"]))
+    shown = shown_rows(request, rows, now)
     if request.display == "json":
         return json.dumps(shown, indent=2) + "\n"
     if request.display == "all":
@@ -234,8 +272,7 @@ def render_long(request: UserprioRequest, rows: list[dict], limits: dict[str, fl
                 last_update=None) -> str:
     """``roost userprio -l``: every attribute of each shown user or group, one ``Name = value``
     a line, then each concurrency limit's use (as condor_userprio -l shows the negotiator's)."""
-    shown = rows if request.all_users else [r for r in rows if is_active(r, now)]
-    shown = sorted(shown, key=lambda r: (_effective(r), r["Name"]))
+    shown = shown_rows(request, rows, now)
     if request.display == "json":
         return json.dumps({"priorities": shown, "concurrency_limits": limits}, indent=2) + "\n"
     blocks = [f"LastUpdate = {_number(last_update)}"]
