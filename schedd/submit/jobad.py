@@ -609,15 +609,36 @@ def simple(r: RuleReader) -> None:
 
 
 def deferral(r: RuleReader) -> None:
+    """SubmitHash::SetJobDeferral: a literal deferral time, window or prep time must be
+    a non-negative integer; a deferred or cron job gets DeferralWindow 0 and
+    DeferralPrepTime 300 unless given (cron_window and cron_prep_time win over the
+    deferral_ forms) and ScheddInterval; scheduler universe jobs cannot be deferred."""
     cron = any(r.get(c) for c in ("cron_minute", "cron_hour", "cron_day_of_month",
                                   "cron_month", "cron_day_of_week"))
+    _non_negative(r, "deferral_time", "DeferralTime")
     if not (cron or r.get("deferral_time")):
         return
-    if r.get("deferral_window") is None:
-        r["DeferralWindow"] = 0
-    if r.get("deferral_prep_time") is None:
-        r["DeferralPrepTime"] = 300
+    if universe_of(r) == "scheduler":
+        raise fail("scheduler universe jobs cannot be deferred (no starter runs them); use the "
+                   "local universe", "cron_minute" if cron else "deferral_time")
+    for command, alternate, attr, default in (("cron_window", "deferral_window", "DeferralWindow", 0),
+                                              ("cron_prep_time", "deferral_prep_time", "DeferralPrepTime", 300)):
+        given = command if (r.get(command) or "").strip() else alternate
+        if not _non_negative(r, given, attr):
+            r[attr] = default
     r["ScheddInterval"] = 300
+
+
+def _non_negative(r: RuleReader, command: str, attr: str) -> bool:
+    """Sets ``attr`` from ``command`` when given; a literal value must be an integer >= 0."""
+    text = r.get(command)
+    if text is None or not text.strip():
+        return False
+    value = to_value(text, command)
+    if not isinstance(value, Expr) and (type(value) is not int or value < 0):
+        raise fail(f"{text.strip()!r} must evaluate to a non-negative integer", command)
+    r[attr] = value
+    return True
 
 
 def requirements(r: RuleReader) -> None:

@@ -127,3 +127,25 @@ def test_command_line_assignments_come_before_the_file(here):
     ad = next(iter(to_classads(expand(description, SubmitOptions(cwd=here)))))
     assert ad["Args"] == "quick"
     assert "slow" in for_schedd(text, cwd=here, environ={}, assignments={"fast": "false"})
+
+
+def test_cron_window_and_prep_time_set_the_deferral_attributes(here):
+    """SubmitHash::SetJobDeferral: cron_window and cron_prep_time fill DeferralWindow and
+    DeferralPrepTime (over deferral_window/deferral_prep_time); unset, they are 0 and 300."""
+    ad = ads("executable = prog\ncron_minute = 5\ncron_window = 30\ndeferral_window = 9\nqueue\n", here)[0]
+    assert (ad["DeferralWindow"], ad["DeferralPrepTime"], ad["ScheddInterval"]) == (30, 300, 300)
+
+
+@pytest.mark.parametrize("line", ["deferral_time = -5", "deferral_time = 1.5",
+                                  "deferral_time = 10\ndeferral_prep_time = -1"])
+def test_deferral_values_must_be_non_negative_integers(here, line):
+    """SubmitHash::SetJobDeferral: a literal deferral time, window or prep time must
+    evaluate to a non-negative integer."""
+    with pytest.raises(SubmitError):
+        ads(f"executable = prog\n{line}\nqueue\n", here)
+
+
+def test_scheduler_universe_jobs_cannot_be_deferred(here):
+    """SubmitHash::SetJobDeferral: job deferral does not work for scheduler universe jobs."""
+    with pytest.raises(SubmitError, match="scheduler"):
+        ads("executable = prog\nuniverse = scheduler\ndeferral_time = 100\nqueue\n", here)
