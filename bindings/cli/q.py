@@ -23,7 +23,13 @@ from bindings.cli.q_tables import (
     totals_line,
 )
 from bindings.cli.schedd_session import current_user, located_schedd, run_reporting
-from bindings.cli.status_format import AutoformatOptions, autoformat_options, chosen_display
+from bindings.cli.status_format import (
+    AutoformatOptions,
+    attribute_list,
+    autoformat_options,
+    chosen_display,
+    projected,
+)
 
 USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
 
@@ -34,10 +40,11 @@ USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
   -totals             only the totals lines
   -allusers           every user's jobs (by default, only yours)
   -constraint EXPR    only jobs for which EXPR is true
-  -af[:lhVr,tng] A..  the values of attributes or expressions
+  -af[:jlhVr,tng] A.. the values of attributes or expressions (j: job id first)
   -format FMT EXPR    printf-style output (repeatable)
   -l, -long           whole job ads
-  -json               job ads as JSON
+  -json               job ads as JSON (with -long too)
+  -attributes A,B     with -long or -json: only these attributes
   -limit N            at most N jobs
   -pool HOST:PORT     the pool whose schedd to ask
   -name NAME          the schedd of that name (as the collector knows it)
@@ -63,6 +70,7 @@ class QueueRequest:
     pool: str | None = None
     name: str | None = None
     analysis: str | None = None
+    attributes: list[str] = field(factory=list)
 
     def constraint(self, me: str) -> str:
         """Every restriction as one expression; only ``me``'s jobs unless owners,
@@ -97,7 +105,7 @@ COMMAND = CommandLine("roost q", USAGE, [
     *(Option(flag) for flag in DISPLAYS if flag != "-long"), Option("-long", aliases=("-l",)),
     Option("-analyze", aliases=("-analyse",)), Option("-better-analyze", aliases=("-better-analyse",)),
     Option("-totals"), Option("-allusers", aliases=("-all",)), Option("-constraint", 1), Option("-pool", 1),
-    Option("-name", 1), Option("-global"), Option("-limit", 1), Option("-format", 2),
+    Option("-name", 1), Option("-global"), Option("-limit", 1), Option("-format", 2), Option("-attributes", 1),
     Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
 ])
 
@@ -124,7 +132,10 @@ def _take(request: QueueRequest, given: Given) -> None:
     """Fold one option into ``request``."""
     name = given.name
     if name in DISPLAYS:
-        request.display = DISPLAYS[name]
+        if not (name == "-long" and request.display == "json"):  # -json shows whole ads as -long does
+            request.display = DISPLAYS[name]
+    elif name == "-attributes":
+        request.attributes.extend(attribute_list(given.value))
     elif name in ANALYSES:
         if request.analysis != "better":  # -better-analyze wins over -analyze, in either order
             request.analysis = ANALYSES[name]
@@ -147,6 +158,8 @@ def _take(request: QueueRequest, given: Given) -> None:
 
 def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: str, now: float) -> str:
     """The text ``roost q`` prints; ``everyone`` holds every job's Owner and JobStatus."""
+    if request.attributes and request.display in ("long", "json"):
+        ads = projected(ads, request.attributes)
     chosen = chosen_display(request, ads)
     if chosen is not None:
         return chosen
@@ -179,7 +192,7 @@ def _run(request: QueueRequest) -> int:
     schedd = located_schedd(request.pool, request.name)
     me = current_user(request.pool)
     tables = request.display in ("batch", "nobatch", "hold", "run")
-    projection = TABLE_ATTRIBUTES if tables else []
+    projection = TABLE_ATTRIBUTES if tables else request.attributes if request.display in ("long", "json") else []
     ads = schedd.query(request.constraint(me), projection, limit=request.limit)
     everyone = schedd.query("true", ["Owner", "JobStatus"]) if tables else []
     banner = schedd_banner(socket.gethostname(), schedd.address, time.time())

@@ -1,5 +1,5 @@
 """The script-readable outputs that ``roost status``, ``roost q`` and ``roost history``
-share: ``-autoformat`` with its ``:lhVr,tng`` qualifiers, printf-style ``-format``,
+share: ``-autoformat`` with its ``:jlhVr,tng`` qualifiers, printf-style ``-format``,
 ``-long`` and ``-json``, as pure functions from ClassAds to text; and
 :func:`chosen_display`, which picks among them for a command's request. The tables
 of each command live beside it (``status_tables``, ``q_tables``)."""
@@ -25,8 +25,10 @@ class FormatError(ValueError):
 
 @frozen
 class AutoformatOptions:
-    """The qualifiers after ``-af:``: label, headings, %V, raw, comma, tab, newline, gap."""
+    """The qualifiers after ``-af:``: job id first, label, headings, %V, raw, comma, tab,
+    newline, gap (the man pages of condor_q, condor_status and condor_history)."""
 
+    job_id: bool = False
     label: bool = False
     headings: bool = False
     quoted: bool = False
@@ -43,12 +45,12 @@ class AutoformatOptions:
         Raises:
             FormatError: an unknown qualifier, or one of the pairs HTCondor forbids (``n`` with ``,``, ``l`` with ``h``).
         """
-        letters = {"l": "label", "h": "headings", "V": "quoted", "r": "raw", ",": "comma", "t": "tab",
+        letters = {"j": "job_id", "l": "label", "h": "headings", "V": "quoted", "r": "raw", ",": "comma", "t": "tab",
                    "n": "newline", "g": "gap"}
         chosen = {}
         for letter in qualifiers:
             if letter not in letters:
-                raise FormatError(f"-af:{qualifiers}: unknown qualifier {letter!r} (expected some of lhVr,tng)")
+                raise FormatError(f"-af:{qualifiers}: unknown qualifier {letter!r} (expected some of jlhVr,tng)")
             chosen[letters[letter]] = True
         options = cls(**chosen)
         if options.newline and options.comma:
@@ -107,6 +109,9 @@ def autoformat(ads: list, expressions: list[str], options: AutoformatOptions) ->
     """
     trees = [compile_expression(text, "-af") for text in expressions]
     rows = [[_cell(ad, text, tree, options) for text, tree in zip(expressions, trees)] for ad in ads]
+    if options.job_id:
+        expressions = [JOB_ID_HEADING, *expressions]
+        rows = [[job_id(ad), *row] for ad, row in zip(ads, rows)]
     if options.headings:
         return _tabular(expressions, rows)
     if options.tab:
@@ -123,6 +128,15 @@ def autoformat(ads: list, expressions: list[str], options: AutoformatOptions) ->
         line = separator.join(cells)
         out.append(line + "\n" + ("\n" if options.gap else ""))
     return "".join(out)
+
+
+#: the heading (and -af:l label) of the job id column that ``-af:j`` puts first
+JOB_ID_HEADING = "ID"
+
+
+def job_id(ad) -> str:
+    """``ClusterId.ProcId`` of a job ad, as ``-af:j`` prints it before the other columns."""
+    return f"{plain_value(ad.eval('ClusterId'))}.{plain_value(ad.eval('ProcId'))}"
 
 
 def _cell(ad, text: str, tree, options: AutoformatOptions) -> str:
@@ -195,6 +209,31 @@ def _converted(match: re.Match, kind: str, value: object) -> str | None:
         return spec % float(value)
     except (TypeError, ValueError):
         return None
+
+
+def attribute_list(text: str) -> list[str]:
+    """The names of ``-attributes A,B`` (commas or spaces between them).
+
+    Raises:
+        UsageError: no name is given.
+    """
+    names = [name for name in re.split(r"[,\s]+", text) if name]
+    if not names:
+        raise UsageError("-attributes needs attribute names, such as -attributes Owner,JobStatus")
+    return names
+
+
+def projected(ads: list, names: list[str]) -> list:
+    """``ads`` cut to the attributes ``names`` (any case), as ``-long``/``-json -attributes`` show them."""
+    wanted = {name.lower() for name in names}
+    out = []
+    for ad in ads:
+        cut = classad.ClassAd()
+        for key in ad.keys():
+            if key.lower() in wanted:
+                cut[key] = ad.lookup(key)
+        out.append(cut)
+    return out
 
 
 def long_form(ads: list) -> str:
