@@ -1,24 +1,31 @@
 """``roost submit FILE`` (condor_submit): submit the jobs a submit description makes
 to the pool's schedd, with ``-append``, ``-queue``, ``-batch-name``, ``-terse`` and
-``-spool``; ``-dry-run`` prints the job ads instead (old ClassAd syntax, or JSON with
-``-json``) without a pool. ``include``, ``$ENV`` and queue items from files, commands
-and globs are expanded here, as the user; the schedd gets the items inline."""
+``-spool``; ``-dry-run [FILE]`` writes the job ads instead (old ClassAd syntax, or JSON
+with ``-json``; to standard output, or FILE, ``-`` meaning standard output) without a
+pool. With no FILE, or ``-``, the description is read from standard input. ``include``,
+``$ENV`` and queue items from files, commands and globs are expanded here, as the user;
+the schedd gets the items inline. Before anything is sent, the files the jobs need are
+checked here and unused commands are warned about (:mod:`bindings.cli.submit_checks`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
+import attrs
 from attrs import frozen
 
 from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command, whole_number
+from bindings.cli.submit_checks import file_problems, unused_commands
 from bindings.cli.submit_gpu_check import check_gpu_memory
 from bindings.submit import Submit
 from schedd.submit import SubmitError
 
-USAGE = """usage: roost submit [options] FILE
+USAGE = """usage: roost submit [options] [FILE | -]
 
-  -dry-run            print the job ads instead of submitting them
+  FILE                the submit description; standard input when none is named or -
+  -dry-run [FILE]     write the job ads to FILE (- or none: standard output) instead of submitting them
   -json               with -dry-run, print the ads as a JSON list
   -cluster N          the cluster id to number the dry-run ads with (default 1)
   -a, -append CMD     add a submit command before the queue statement (repeatable)
@@ -26,13 +33,18 @@ USAGE = """usage: roost submit [options] FILE
   -batch-name NAME    the batch name roost q groups these jobs under
   -terse              print only the job ids (C.first - C.last)
   -spool              accepted: the schedd reads input from the submit directory
+  -allow-crlf-script  submit a script with CRLF (DOS) line endings anyway
+  -interactive        refused: Roost opens no interactive shell on a slot
   -pool HOST:PORT     the pool whose schedd to submit to
 """
 COMMAND = CommandLine("roost submit", USAGE, [
     Option("-dry-run"), Option("-json"), Option("-cluster", 1), Option("-append", 1, aliases=("-a",)),
     Option("-queue", 1, aliases=("-q",)), Option("-batch-name", 1, aliases=("-batch_name",)), Option("-terse"),
-    Option("-spool"), Option("-pool", 1),
+    Option("-spool"), Option("-pool", 1), Option("-allow-crlf-script"), Option("-interactive", aliases=("-i",)),
 ])
+#: The name a description read from standard input goes by in messages.
+STDIN_NAME = "(standard input)"
+_DRY_RUN = ("-dry-run", "--dry-run", "-dry_run")
 
 
 @frozen
@@ -48,23 +60,40 @@ class SubmitRequest:
     batch_name: str | None = None
     terse: bool = False
     pool: str | None = None
+    #: where -dry-run writes the ads: None or "-" for standard output
+    dry_run_file: str | None = None
+    allow_crlf: bool = False
 
 
 def request_of(reading: Reading) -> SubmitRequest:
     """The request a read command line makes.
 
     Raises:
-        UsageError: not exactly one submit file, or a -cluster that is not a whole number.
+        UsageError: more than one submit file, -interactive, or a -cluster that is not a whole number.
     """
-    if len(reading.operands) != 1:
-        raise UsageError("name one submit description file" if not reading.operands
-                         else f"one submit file at a time (got {', '.join(reading.operands)})")
+    if len(reading.operands) > 1:
+        raise UsageError(f"one submit file at a time (got {', '.join(reading.operands)})")
+    if reading.given("-interactive"):
+        raise UsageError("-interactive is not supported: Roost opens no interactive shell on an execute "
+                         "slot; submit a batch job (and read its output) instead")
     cluster = [whole_number(given) for given in reading.options if given.name == "-cluster"]
-    return SubmitRequest(reading.operands[0], reading.given("-dry-run"), reading.given("-json"),
-                         cluster[-1] if cluster else 1,
+    return SubmitRequest(reading.operands[0] if reading.operands else "-", reading.given("-dry-run"),
+                         reading.given("-json"), cluster[-1] if cluster else 1,
                          tuple(given.value for given in reading.options if given.name == "-append"),
                          reading.last("-queue"), reading.last("-batch-name"), reading.given("-terse"),
-                         reading.last("-pool"))
+                         reading.last("-pool"), allow_crlf=reading.given("-allow-crlf-script"))
+
+
+def split_dry_run_file(argv: list[str]) -> tuple[list[str], str | None]:
+    """``argv`` without the file after ``-dry-run`` and that file (condor_submit's
+    ``-dry-run FILE``, ``-`` meaning standard output). A ``-dry-run`` last or followed by
+    another option writes to standard output, as before; so does one whose word turns out
+    to be the only file named (that word is the description, see :func:`main`)."""
+    for at, word in enumerate(argv[:-1]):
+        after = argv[at + 1]
+        if word.lower() in _DRY_RUN and (after == "-" or not after.startswith("-")):
+            return argv[:at + 1] + argv[at + 2:], after
+    return argv, None
 
 
 def edited_description(text: str, append: list[str], queue: str | None, batch_name: str | None) -> str:
@@ -114,44 +143,96 @@ def _submit(args: SubmitRequest, text: str) -> int:
     return run_reporting("roost submit", work)
 
 
-def _warning_printer(path: str):
+def _warning_printer(path: str, quiet_misspellings: bool = False):
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         text = str(message).replace("<submit description>", path, 1)
+        if quiet_misspellings and "is not a submit command (kept as a macro)" in text:
+            return  # the unused-command warning of submit_checks says it, with more
+
         print(f"roost submit: warning: {text}", file=sys.stderr)
     return show
 
 
 def main(argv: list[str]) -> int:
     """Run ``roost submit``; 0 on success, 1 on an error it explains, 2 for a bad command line."""
-    return run_command(COMMAND, argv, lambda reading: _run(request_of(reading)))
+    argv, dry_run_file = split_dry_run_file(list(argv))
+
+    def work(reading: Reading) -> int:
+        if dry_run_file not in (None, "-") and not reading.operands:
+            # `roost submit -dry-run job.sub`: the word is the description, never overwritten
+            reading = attrs.evolve(reading, operands=(dry_run_file,))
+            return _run(request_of(reading))
+        return _run(attrs.evolve(request_of(reading), dry_run_file=dry_run_file))
+    return run_command(COMMAND, argv, work)
+
+
+def _read_description(path: str) -> str:
+    """The description's text, from the file ``path`` or (``-``) standard input.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        return f.read()
 
 
 def _run(args: SubmitRequest) -> int:
     try:
-        with open(args.file, encoding="utf-8", errors="surrogateescape") as f:
-            text = f.read()
+        text = _read_description(args.file)
     except OSError as exc:
         print(f"roost submit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
+    if args.file == "-":
+        args = attrs.evolve(args, file=STDIN_NAME)
     text = edited_description(text, args.append, args.queue, args.batch_name)
-    if not args.dry_run:
-        return _submit(args, text)
     # Relative paths are relative to the current directory, as condor_submit (and a
     # real `roost submit`) take them.
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _warning_printer(args.file)
+            warnings.showwarning = _warning_printer(args.file, quiet_misspellings=True)
             warnings.simplefilter("always")
-            ads = Submit(text).jobs(clusterid=args.cluster, owner=_owner())
+            submit = Submit(text)
+            ads = submit.jobs(clusterid=args.cluster, owner=_owner())
     except SubmitError as exc:
         message = str(exc).replace("<submit description>", args.file, 1)
         print(f"roost submit: {message}", file=sys.stderr)
         return 1
-    if args.json:
-        print("[\n" + ",\n".join(ad.printJson().rstrip() for ad in ads) + "\n]")
-    else:
-        print("\n".join(ad.printOld() for ad in ads), end="")
+    if not _checked(args, text, ads):
+        return 1
+    if not args.dry_run:
+        return _submit(args, text)
+    _write_dry_run(args, ads)
     return 0
+
+
+def _checked(args: SubmitRequest, text: str, ads: list) -> bool:
+    """Warn about unused commands and report the files the jobs lack; False when any is missing."""
+    from schedd.submit.description import parse_description
+
+    description = parse_description(text, cwd=os.getcwd(), environ=dict(os.environ))
+    for warning in unused_commands(description):
+        print(f"roost submit: warning: {warning.replace('<submit description>', args.file, 1)}", file=sys.stderr)
+    skip = str(Submit(text).get("skip_filechecks", "")).strip().lower() in ("true", "yes", "1")
+    problems = [] if skip else file_problems(ads, args.allow_crlf)
+    for problem in problems:
+        print(f"roost submit: ERROR: {problem}", file=sys.stderr)
+    if problems:
+        print(f"roost submit: nothing was submitted from {args.file}", file=sys.stderr)
+    return not problems
+
+
+def _write_dry_run(args: SubmitRequest, ads: list) -> None:
+    if args.json:
+        text = "[\n" + ",\n".join(ad.printJson().rstrip() for ad in ads) + "\n]\n"
+    else:
+        text = "\n".join(ad.printOld() for ad in ads)
+    if args.dry_run_file in (None, "-"):
+        sys.stdout.write(text)
+        return
+    with open(args.dry_run_file, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _owner() -> str | None:
