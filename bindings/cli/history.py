@@ -1,6 +1,7 @@
-"""``roost history`` (condor_history): jobs that left the queue, newest first, one
-line each or as ``-af``, ``-l`` or ``-json``; ``-limit``, ``-constraint``, owner and
-id arguments."""
+"""``roost history`` (condor_history): jobs that left the queue, newest first (oldest
+first with ``-forwards``), one line each or as ``-af``, ``-l`` or ``-json``;
+``-limit``/``-match``, ``-constraint``, owner and id arguments; ``-file FILE`` reads an
+HTCondor history file (ads each closed by a ``***`` line) instead of asking the schedd."""
 
 from __future__ import annotations
 
@@ -11,22 +12,36 @@ import classad
 from bindings.cli.options import WORDS, CommandLine, Option, Reading, run_command, whole_number
 from bindings.cli.q_tables import STATUS_LETTERS, run_time, short_time
 from bindings.cli.schedd_session import run_reporting
-from bindings.cli.status_format import AutoformatOptions, autoformat, autoformat_options, json_form, long_form
+from bindings.cli.status_format import (
+    AutoformatOptions,
+    attribute_list,
+    autoformat,
+    autoformat_options,
+    json_form,
+    long_form,
+    projected,
+)
 
 HEADING = " ID     OWNER          SUBMITTED   RUN_TIME     ST  COMPLETED   CMD"
 USAGE = """usage: roost history [options] [owner | cluster | cluster.proc ...]
 
   -constraint EXPR    only jobs for which EXPR is true
   -limit N, -match N  at most N jobs, newest first
-  -af[:lhVr,tng] A..  the values of attributes or expressions
+  -forwards           oldest first
+  -file FILE          read this HTCondor history file, not the schedd's history
+  -af[:jlhVr,tng] A.. the values of attributes or expressions (j: job id first)
   -l, -long           whole job ads
-  -json               job ads as JSON
+  -json               job ads as JSON (with -long too)
+  -attributes A,B     with -long or -json: only these attributes
   -pool HOST:PORT     the pool whose schedd to ask
 """
 COMMAND = CommandLine("roost history", USAGE, [
     Option("-limit", 1, aliases=("-match",)), Option("-constraint", 1), Option("-long", aliases=("-l",)),
     Option("-json"), Option("-pool", 1), Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
+    Option("-forwards"), Option("-file", 1), Option("-attributes", 1),
 ])
+#: the line that closes each ad in an HTCondor history file (``*** ProcId = 0 ClusterId = 12 ...``)
+BANNER_PREFIX = "***"
 
 
 def parse_arguments(argv: list[str]) -> dict:
@@ -41,14 +56,18 @@ def parse_arguments(argv: list[str]) -> dict:
 def request_of(reading: Reading) -> dict:
     """The request a read command line makes; operands are job ids or owners."""
     request = {"constraints": [], "match": -1, "display": "table", "af": [], "af_options": AutoformatOptions(),
-               "pool": reading.last("-pool")}
+               "pool": reading.last("-pool"), "forwards": reading.given("-forwards"), "file": reading.last("-file"),
+               "attributes": []}
     for given in reading.options:
         if given.name == "-limit":
             request["match"] = whole_number(given)
         elif given.name == "-constraint":
             request["constraints"].append(f"({given.value})")
         elif given.name in ("-long", "-json"):
-            request["display"] = given.name[1:]
+            if request["display"] != "json":  # -json shows whole ads as -long does, in either order
+                request["display"] = given.name[1:]
+        elif given.name == "-attributes":
+            request["attributes"].extend(attribute_list(given.value))
         elif given.name == "-autoformat":
             request["af_options"] = autoformat_options(given)
             request["af"].extend(given.values)
@@ -80,6 +99,36 @@ def table(ads: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def file_ads(text: str, where: str) -> list:
+    """The ads of an HTCondor history file in file order (oldest first): each ad's
+    ``Name = value`` lines end at a ``***`` banner line.
+
+    Raises:
+        ValueError: an ad does not parse, naming the file and the ad's place in it.
+    """
+    ads, lines = [], []
+    for line in text.splitlines():
+        if not line.startswith(BANNER_PREFIX):
+            lines.append(line)
+            continue
+        if any(part.strip() for part in lines):
+            try:
+                ads.append(classad.parseOne("\n".join(lines), classad.ParserType.Old))
+            except Exception as exc:
+                raise ValueError(f"{where}: ad {len(ads) + 1} does not parse: {exc}") from None
+        lines = []
+    return ads
+
+
+def chosen_ads(ads: list, constraint: str, match: int, forwards: bool) -> list:
+    """The ads of a history file that match ``constraint``, newest first (oldest first
+    with ``forwards``), at most ``match`` of them (all when negative)."""
+    test = classad.ExprTree(constraint)
+    ordered = ads if forwards else list(reversed(ads))
+    chosen = [ad for ad in ordered if test.eval(ad) is True]
+    return chosen if match < 0 else chosen[:match]
+
+
 def main(argv: list[str]) -> int:
     """Run ``roost history``; 0 on success, 1 on an error it explains in one line, 2 for a bad command line."""
     return run_command(COMMAND, argv, lambda reading: run_reporting("roost history",
@@ -87,11 +136,11 @@ def main(argv: list[str]) -> int:
 
 
 def _run(request: dict) -> int:
-    from bindings.schedd import Schedd
-
-    schedd = Schedd(pool=request["pool"])
-    ads = list(schedd.history(" && ".join(request["constraints"]) or "true", [], request["match"]))
+    constraint = " && ".join(request["constraints"]) or "true"
+    ads = _file_history(request, constraint) if request["file"] else _schedd_history(request, constraint)
     display = request["display"]
+    if request["attributes"] and display in ("long", "json"):
+        ads = projected(ads, request["attributes"])
     if display == "long":
         sys.stdout.write(long_form(ads))
     elif display == "json":
@@ -101,6 +150,24 @@ def _run(request: dict) -> int:
     else:
         sys.stdout.write(table(ads))
     return 0
+
+
+def _file_history(request: dict, constraint: str) -> list:
+    with open(request["file"], encoding="utf-8", errors="replace") as stream:
+        ads = file_ads(stream.read(), request["file"])
+    return chosen_ads(ads, constraint, request["match"], request["forwards"])
+
+
+def _schedd_history(request: dict, constraint: str) -> list:
+    """The schedd's history, newest first; ``-forwards`` reads all of it and turns it
+    round, as the schedd answers newest first only."""
+    from bindings.schedd import Schedd
+
+    schedd = Schedd(pool=request["pool"])
+    if not request["forwards"]:
+        return list(schedd.history(constraint, [], request["match"]))
+    ads = list(reversed(list(schedd.history(constraint, [], -1))))
+    return ads if request["match"] < 0 else ads[:request["match"]]
 
 
 def condor_history() -> int:
