@@ -15,6 +15,7 @@ LEVELS = {
     "daemoncore": 1, "transfer": 1, "jobmodel": 1, "gpushare": 1,
     "collector": 2, "negotiator": 2, "schedd": 2, "startd": 2, "shadow": 2,
     "bindings": 3,
+    "web": 4,
 }
 #: Same-level imports the design allows: the schedd runs the shadow in its process,
 #: and daemoncore's wire and security code is what transfer and the job model build on.

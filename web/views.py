@@ -1,0 +1,102 @@
+"""Each page's blocking work: read what it needs through a :class:`PoolReader` and
+make its data (and the template values) with :mod:`web.pages`. Called in a worker
+thread, one call per request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+from web import pages
+from web.charts import line_chart
+from web.reader import PoolReader
+from web.render import STATUS_WORDS
+from web.store import HistoryStore
+
+DAY = 24 * 3600.0
+#: Jobs the queue page links to at most.
+MAX_JOB_LINKS = 200
+
+
+@frozen
+class View:
+    """A page made: its template, the values the template needs, and its JSON twin."""
+
+    template: str
+    data: dict
+    extra: dict
+
+
+def pool_view(reader: PoolReader, store: HistoryStore | None, now: float) -> View:
+    """The pool page: slots by state, per host, and the jobs chart."""
+    data = pages.pool_page(reader.slots())
+    samples = store.jobs_since(now - DAY) if store else []
+    chart = line_chart([("running", "running", [(s.time, s.running) for s in samples]),
+                        ("idle", "idle", [(s.time, s.idle) for s in samples]),
+                        ("held", "held", [(s.time, s.held) for s in samples])], now, DAY)
+    data["jobs_history"] = [{"time": s.time, "running": s.running, "idle": s.idle, "held": s.held}
+                            for s in samples]
+    return View("pool", data, {"chart": chart})
+
+
+def gpus_view(reader: PoolReader, _store: HistoryStore | None, _now: float) -> View:
+    """The GPU page: every card and its shares."""
+    return View("gpus", pages.gpus_page(reader.ads("Machine", (), "TotalSlotGPUs > 0")), {})
+
+
+def queue_view(reader: PoolReader, _store: HistoryStore | None, _now: float) -> View:
+    """The queue page: counts per user and batch, and links to the first jobs."""
+    jobs = reader.jobs()
+    data = pages.queue_page(jobs)
+    links = [{"id": f"{job.get('ClusterId')}.{job.get('ProcId')}", "owner": job.get("Owner", ""),
+              "batch": job.get("JobBatchName", ""), "status": job.get("JobStatus")}
+             for job in jobs[:MAX_JOB_LINKS]]
+    return View("queue", data, {"jobs": links})
+
+
+def fairshare_view(reader: PoolReader, store: HistoryStore | None, now: float) -> View:
+    """The fair-share page: users, groups, and each group's use against its quota."""
+    data = pages.fairshare_page(reader.priorities(), reader.last_cycle())
+    samples = store.groups_since(now - DAY) if store else []
+    lines: list[tuple[str, str, list[tuple[float, float]]]] = []
+    for group in sorted({s.group for s in samples}):
+        mine = [s for s in samples if s.group == group]
+        lines.append((f"{group} in use", "in-use", [(s.time, s.in_use) for s in mine]))
+        lines.append((f"{group} quota", "quota", [(s.time, s.quota) for s in mine]))
+    return View("fairshare", data, {"chart": line_chart(lines, now, DAY)})
+
+
+def flocking_view(reader: PoolReader, _store: HistoryStore | None, _now: float) -> View:
+    """The flocking page: pools flocked to and from."""
+    jobs = reader.jobs("RemotePool =!= undefined && JobStatus == 2", ("ClusterId", "ProcId", "JobStatus", "RemotePool"))
+    return View("flocking", pages.flocking_page(reader.schedds(), reader.ads("Submitter"), jobs), {})
+
+
+class NoSuchJob(LookupError):
+    """The job is in no schedd's queue or history."""
+
+
+def job_view(reader: PoolReader, cluster: int, proc: int) -> View:
+    """A job's page; the ``-better-analyze`` text when it is idle.
+
+    Raises:
+        NoSuchJob: no schedd knows the job.
+    """
+    ad = reader.job(cluster, proc)
+    if ad is None:
+        raise NoSuchJob(f"job {cluster}.{proc} is in no schedd's queue or history")
+    analysis = None
+    if ad.get("JobStatus") == pages.IDLE:
+        owner = ad.get("User") if isinstance(ad.get("User"), str) else None
+        analysis = pages.better_analyze(ad, reader.slots(full=True), reader.last_cycle(owner))
+    data = pages.job_page(ad, analysis)
+    return View("job", data, {"status_word": STATUS_WORDS.get(ad.get("JobStatus"), "unknown")})
+
+
+PageBuilder = Callable[[PoolReader, "HistoryStore | None", float], View]
+
+#: The pages by path.
+PAGES: dict[str, PageBuilder] = {"/pool": pool_view, "/gpus": gpus_view, "/queue": queue_view,
+                                 "/fairshare": fairshare_view, "/flocking": flocking_view}
+
