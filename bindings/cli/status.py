@@ -2,9 +2,11 @@
 it holds, with condor_status's flags and output.
 
 Query: ``-schedd``, ``-submitters``, ``-negotiator``, ``-master``, ``-collector``,
-``-any`` (default: slots), ``-constraint EXPR`` (repeatable, all must hold), names of
-machines or slots, ``-pool HOST:PORT``. Display: the default table with its totals,
-``-compact``, ``-total``, ``-l``/``-long``, ``-json``, ``-af[:lhVr,tng] ATTR...``,
+``-any`` (default: slots), ``-avail`` (slots that can run a job), ``-claimed`` or ``-run``
+(claimed slots, with who runs there), ``-constraint EXPR`` (repeatable, all must hold),
+names of machines or slots, ``-limit N`` (at most N ads), ``-pool HOST:PORT``. Display:
+the default table with its totals, ``-sort EXPR`` (repeatable; the default order is
+Machine, then Name), ``-compact``, ``-total``, ``-l``/``-long``, ``-json``, ``-af[:jlhVr,tng] ATTR...``,
 ``-format FMT ATTR``, ``-wide``, ``-gpus`` (slots with GPUs only; its table is one
 line per card: memory and cores taken and free, shares and the jobs on it).
 """
@@ -16,19 +18,18 @@ import time
 
 from attrs import define, field
 
-from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command
+from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command, whole_number
 from bindings.cli.options import UsageError as UsageError  # what parse_arguments raises
 from bindings.cli.status_format import (
     AutoformatOptions,
     autoformat_options,
     chosen_display,
     compile_expression,
-    plain_value,
 )
 from bindings.cli.status_gpus import GPU_SLOTS, gpu_table
+from bindings.cli.status_modes import claimed_table, mode_constraint, sort_ads
 from bindings.cli.status_tables import (
     JOB_TOTALS,
-    attribute,
     compact_table,
     daemon_table,
     job_totals,
@@ -45,6 +46,8 @@ QUERY_FLAGS = {
 DISPLAY_FLAGS = {"-l": "long", "-long": "long", "-json": "json", "-compact": "compact", "-total": "total",
                  "-totals": "total"}
 USAGE = __doc__.split("\n\n", 1)[1]
+#: condor_status's order without -sort: by machine, then slot name (status.cpp)
+DEFAULT_SORT = ["Machine", "Name"]
 
 
 @define
@@ -61,10 +64,17 @@ class StatusRequest:
     pool: str | None = None
     wide: bool = False
     gpus: bool = False
+    mode: str | None = None
+    sort: list[str] = field(factory=list)
+    limit: int = -1
 
     def constraint(self) -> str:
-        """All the constraints (and the names asked for) as one expression."""
+        """All the constraints (and the names asked for, and the slot mode's) as one expression."""
         parts = [f"({text})" for text in self.constraints]
+        if self.ad_type is AdType.Startd:
+            implied = mode_constraint(self.mode, self.display == "compact")
+            if implied:
+                parts.append(f"({implied})")
         if self.gpus:
             parts.append(f"({GPU_SLOTS})")
         if self.names:
@@ -81,6 +91,7 @@ COMMAND = CommandLine("roost status", "usage: roost status [options] [name ...]\
     *(Option(flag) for flag in QUERY_FLAGS), *(Option(flag) for flag in DISPLAY_FLAGS),
     Option("-constraint", 1), Option("-pool", 1), Option("-wide"), Option("-gpus"), Option("-format", 2),
     Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
+    Option("-avail"), Option("-claimed"), Option("-run"), Option("-sort", 1), Option("-limit", 1),
 ])
 
 
@@ -116,6 +127,12 @@ def _take(request: StatusRequest, given: Given) -> None:
         request.wide = True
     elif name == "-gpus":
         request.gpus = True
+    elif name in ("-avail", "-claimed", "-run"):
+        request.mode = "avail" if name == "-avail" else "claimed"
+    elif name == "-sort":
+        request.sort.append(given.value)
+    elif name == "-limit":
+        request.limit = whole_number(given)
     elif name == "-format":
         request.formats.append(given.values)
         request.display = "format"
@@ -142,6 +159,8 @@ def render(request: StatusRequest, ads: list, now: float) -> str:
             return compact_table(ads, now, request.wide)
         if request.gpus:
             return gpu_table(ads, request.wide)
+        if request.mode == "claimed":
+            return claimed_table(ads, now, request.wide)
         return slot_table(ads, now, request.wide)
     if request.display == "total":
         return job_totals(ads, JOB_TOTALS[my_type]) if my_type in JOB_TOTALS and ads else ""
@@ -160,11 +179,16 @@ def check_expressions(request: StatusRequest) -> None:
         compile_expression(text, "-format")
     for text in request.constraints:
         compile_expression(text, "-constraint")
+    for text in request.sort:
+        compile_expression(text, "-sort")
 
 
-def sort_key(ad) -> tuple:
-    """Rows in machine, then name order, as condor_status sorts them."""
-    return (plain_value(attribute(ad, "Machine")), plain_value(attribute(ad, "Name")))
+def ordered(request: StatusRequest, ads: list) -> list:
+    """The ads the collector answered cut to ``-limit`` (as the collector would cut them)
+    and sorted by ``-sort``, else by Machine, then Name."""
+    if request.limit >= 0:
+        ads = ads[:request.limit]
+    return sort_ads(ads, request.sort or DEFAULT_SORT)
 
 
 def main(argv: list[str]) -> int:
@@ -178,8 +202,7 @@ def _run(request: StatusRequest) -> int:
 
     def work() -> int:
         check_expressions(request)
-        ads = Collector(request.pool).query(request.ad_type, request.constraint())
-        ads.sort(key=sort_key)
+        ads = ordered(request, Collector(request.pool).query(request.ad_type, request.constraint()))
         sys.stdout.write(render(request, ads, time.time()))
         return 0
 
