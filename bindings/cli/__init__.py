@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "wait": ("bindings.cli.wait", "wait for the jobs of an event log to finish (condor_wait)"),
     "userprio": ("bindings.cli.userprio", "show and change user priorities (condor_userprio)"),
     "drain": ("bindings.cli.drain", "stop new jobs on a machine and let it empty (condor_drain)"),
+    "web": ("bindings.cli.web", "serve the pool's web site in the foreground"),
 }
 
 

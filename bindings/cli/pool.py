@@ -159,10 +159,21 @@ def pool_up(directory: str, env: dict, timeout: float, roles: PoolRoles = PoolRo
     facts = _start_master(directory, config_file, env, timeout)
     _publish(directory, facts, env)
     print(f"pool up in {directory}: collector at {facts['collector']}, master pid {facts['master_pid']}")
+    print(web_site_line(directory))
     if remembered_roles(directory, roles).roles:
         print("add a host: run `roost pool join-token --role execute` (or submit) here, "
               "and `roost pool join STRING` on the new host")
     return 0
+
+
+def web_site_line(directory: str) -> str:
+    """Where the pool's web site answers (its ``.web_address``), or that it runs none."""
+    try:
+        with open(os.path.join(directory, "log", ".web_address"), encoding="utf-8") as handle:
+            host, _, query = handle.read().strip().strip("<>").partition("?")
+    except OSError:
+        return "web site: none (add WEB to DAEMON_LIST to serve one)"
+    return f"web site at {'https' if 'tls=1' in query else 'http'}://{host}/"
 
 
 def joined_host(directory: str) -> bool:

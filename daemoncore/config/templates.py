@@ -23,7 +23,7 @@ _ON_THE_NETWORK = """
 TEMPLATES: dict[tuple[str, str], str] = {
     ("ROLE", "PERSONAL"): """
         NETWORK_INTERFACE = 127.0.0.1
-        DAEMON_LIST = MASTER, COLLECTOR, SCHEDD, NEGOTIATOR, STARTD
+        DAEMON_LIST = MASTER, COLLECTOR, SCHEDD, NEGOTIATOR, STARTD, WEB
         START = true
         # One machine, one user: short intervals keep `roost run` snappy.
         NEGOTIATOR_INTERVAL = 5
