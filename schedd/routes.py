@@ -36,6 +36,8 @@ from schedd.intake import (
     with_queue_args,
 )
 from schedd.queue import JobAction, JobSelection
+from schedd.queue.factory import FactoryDigest
+from schedd.queue.factory_jobs import ProcMaker, factory_limits
 from schedd.submit import SubmitError
 from schedd.submit.gangs import gang_procs
 
@@ -82,8 +84,12 @@ class ScheddRoutes:
         queue = self._service.queue
         if "description" in body:
             reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue", "file_sizes"})
+            submitted = self._description(body, owner)
+            limits = _submit_error(factory_limits, submitted.description, submitted.iwd, submitted.environ)
+            if limits is not None:
+                return self._factory(submitted, *limits)
             cluster_id = queue.db.peek_cluster_id()
-            cluster = self._expanded(body, owner, cluster_id)
+            cluster = self._expanded(submitted, cluster_id)
         elif "cluster_ad" in body:
             reject_unknown(body, {"cluster_ad", "proc_ads"})
             cluster_id = None
@@ -103,7 +109,25 @@ class ScheddRoutes:
         return JsonReply({"cluster": stored, "first_proc": 0, "num_procs": len(cluster.proc_ads),
                           "cluster_ad": ad_to_json(cluster_ad)})
 
-    def _expanded(self, body: dict, owner: str, cluster_id: int) -> ClusterToStore:
+    def _factory(self, digest: FactoryDigest, limit: int | None, max_idle: int | None) -> JsonReply:
+        """Store a description with max_materialize or max_idle as a job factory (its
+        digest, no job rows) and let it make its first procs; answer as for any cluster,
+        num_procs being every proc it will make (HTCondor's TotalSubmitProcs)."""
+        queue = self._service.queue
+        maker = _submit_error(ProcMaker, digest, queue.db.peek_cluster_id(), self._service.schedd_settings.domain)
+        cluster_ad = _submit_error(maker.cluster_ad)
+        if str(cluster_ad.evaluate("JobUniverse")) == "11" or "GangSize" in cluster_ad:
+            raise BadRequest("submit description: max_materialize and max_idle cannot make a parallel job or a gang")
+        stored = queue.submit_factory(cluster_ad, digest.to_text(), maker.total, limit, max_idle)
+        if stored != maker.cluster_id:
+            raise RuntimeError(f"cluster {stored} stored where {maker.cluster_id} was expanded")
+        self._service.factory_submitted(stored, maker)
+        return JsonReply({"cluster": stored, "first_proc": 0, "num_procs": maker.total,
+                          "cluster_ad": ad_to_json(queue.cluster_ad(stored))})
+
+    def _description(self, body: dict, owner: str) -> FactoryDigest:
+        """The submit request's description (with its item data, count or queue
+        arguments written into it) and what it is expanded with."""
         text = take(body, "description", str)
         iwd = _bad_request(checked_iwd, body.get("iwd"))
         file_sizes = _bad_request(checked_file_sizes, body.get("file_sizes"))
@@ -121,14 +145,13 @@ class ScheddRoutes:
             text = with_queue_args(text, queue_args)
         elif count > 0:
             text = with_queue_args(text, str(count))
-        try:
-            return expand_description(text, cluster_id=cluster_id, owner=owner, iwd=iwd,
-                                      now=now_from(self._service.clock), environ=environ,
-                                      file_sizes=file_sizes)
-        except SubmitError as exc:
-            raise BadRequest(f"submit description: {exc}") from None
-        except IntakeError as exc:
-            raise BadRequest(str(exc)) from None
+        return FactoryDigest(text, owner, iwd, now_from(self._service.clock), environ, file_sizes or {})
+
+    @staticmethod
+    def _expanded(submitted: FactoryDigest, cluster_id: int) -> ClusterToStore:
+        return _submit_error(lambda: expand_description(
+            submitted.description, cluster_id=cluster_id, owner=submitted.owner, iwd=submitted.iwd,
+            now=submitted.qdate, environ=dict(submitted.environ), file_sizes=dict(submitted.file_sizes)))
 
     # --- query --------------------------------------------------------------
     def query(self, request: ApiRequest) -> StreamReply:
@@ -209,6 +232,16 @@ class ScheddRoutes:
             raise BadRequest(str(exc)) from None
         self._service.queue_changed()
         return JsonReply({"changed": changed})
+
+
+def _submit_error(make, *args):
+    """``make(*args)``, a wrong description or request answering 400."""
+    try:
+        return make(*args)
+    except SubmitError as exc:
+        raise BadRequest(f"submit description: {exc}") from None
+    except IntakeError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _bad_request(check, *args):

@@ -31,6 +31,7 @@ from schedd.flocking import FlockLevels, FlockSettings
 from schedd.metrics import ScheddMetrics
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
+from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
@@ -133,6 +134,8 @@ class ScheddService(DaemonService):
         self._advertised_submitters: set[str] = set()
         self._pending_advertise = None
         self._periodic = task.LoopingCall(self._periodic_pass)
+        self.factories = FactoryMakers(schedd.domain)
+        self._pending_materialize = None
         self._periodic.clock = reactor
         self.execution = _execution_for(self) if with_execution else None
         if self.execution is not None:
@@ -147,14 +150,14 @@ class ScheddService(DaemonService):
         return table
 
     # --- what routes and the execution side call ---------------------------
-    def submitted(self, cluster_id: int, num_procs: int) -> None:
+    def submitted(self, cluster_id: int, num_procs: int, first_proc: int = 0) -> None:
         """Log the Submit event of each new proc, count the submit and advertise soon."""
         self.metrics.submitted(num_procs)
         now = now_from(self.clock)
         host = f"<{self.address}>"
         target = self._cluster_log(cluster_id)
         events: dict[LogTarget, list[Event]] = {}
-        for proc in range(num_procs if target is not None else 0):
+        for proc in range(first_proc, first_proc + num_procs) if target is not None else ():
             where = self._job_log(JobId(cluster_id, proc)) if target is PER_PROC else target
             if where is not None:
                 events.setdefault(where, []).append(
@@ -162,6 +165,27 @@ class ScheddService(DaemonService):
         for where, batch in events.items():
             self._write_events(where, batch)
         self._advertise_and_reschedule()
+
+    def factory_submitted(self, cluster_id: int, maker: ProcMaker) -> None:
+        """A factory cluster was stored: let it make its first procs now."""
+        self.factories.add(maker)
+        self.materialize(cluster_id)
+
+    def materialize(self, only: int | None = None) -> None:
+        """Let the job factories make the procs their limits allow (HTCondor materialises
+        as procs leave or start), logging a Submit event for each."""
+        try:
+            made = self.queue.materialize(self.factories, only)
+        except Exception:
+            _log.failure("schedd: materialising factory jobs failed")
+            return
+        for cluster_id in sorted({job.cluster for job in made}):
+            procs = [job.proc for job in made if job.cluster == cluster_id]
+            self.submitted(cluster_id, len(procs), procs[0])
+
+    def _materialize_soon(self) -> None:
+        self._pending_materialize = None
+        self.materialize()
 
     def _advertise_and_reschedule(self) -> None:
         """After a submit: send the Submitter ads now, then ask the pool's negotiators
@@ -215,7 +239,10 @@ class ScheddService(DaemonService):
             self._cluster_log(cluster_id)
 
     def queue_changed(self) -> None:
-        """Send the ads again soon (many changes in a moment share one update)."""
+        """Send the ads again soon (many changes in a moment share one update), and let
+        the factories replace procs that left or started."""
+        if self._pending_materialize is None and self.running:
+            self._pending_materialize = self.reactor.callLater(0, self._materialize_soon)
         if self._pending_advertise is None or not self._pending_advertise.active():
             if self.running:
                 self._pending_advertise = self.reactor.callLater(ADVERTISE_DELAY, self._advertise_quietly)
@@ -321,12 +348,14 @@ class ScheddService(DaemonService):
     def startService(self) -> None:
         super().startService()
         self._periodic.start(self.schedd_settings.periodic_interval, now=False)
+        self._pending_materialize = self.reactor.callLater(0, self._materialize_soon)  # resume factories
 
     def stopService(self):
         if self._periodic.running:
             self._periodic.stop()
-        if self._pending_advertise is not None and self._pending_advertise.active():
-            self._pending_advertise.cancel()
+        for pending in (self._pending_advertise, self._pending_materialize):
+            if pending is not None and pending.active():
+                pending.cancel()
         stopping = super().stopService()
         stopping.addCallback(lambda _: self.queue.close())
         return stopping

@@ -39,6 +39,8 @@ CREATE TABLE IF NOT EXISTS running_claims (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, claim_id TEXT NOT NULL, slot_name TEXT NOT NULL,
     startd_address TEXT NOT NULL, owner TEXT NOT NULL, lease REAL NOT NULL, claimed_at REAL NOT NULL,
     pool TEXT, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS factories (
+    cluster_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, active INTEGER NOT NULL);
 """
 
 
@@ -232,13 +234,54 @@ class QueueDatabase:
                         "WHERE cluster_id = ? AND proc_id = ?", [status, owner, attrs_text, submitter, cluster_id, proc_id])
 
     def delete_job(self, cluster_id: int, proc_id: int) -> bool:
-        """Drop one proc, and its cluster once no proc is left; returns whether the
-        cluster went too."""
+        """Drop one proc, and its cluster once no proc is left and no factory will make
+        another; returns whether the cluster went too."""
         self.db.execute("DELETE FROM jobs WHERE cluster_id = ? AND proc_id = ?", [cluster_id, proc_id])
-        left = self.db.execute("SELECT 1 FROM jobs WHERE cluster_id = ? LIMIT 1", [cluster_id]).fetchone()
-        if left is None:
-            self.db.execute("DELETE FROM clusters WHERE cluster_id = ?", [cluster_id])
-        return left is None
+        return self.delete_cluster_if_empty(cluster_id)
+
+    def delete_cluster_if_empty(self, cluster_id: int) -> bool:
+        """Drop a cluster (and its finished factory) when it has no proc and no running
+        factory (HTCondor keeps a factory's cluster ad until the factory is complete);
+        returns whether it went."""
+        if self.db.execute("SELECT 1 FROM jobs WHERE cluster_id = ? LIMIT 1", [cluster_id]).fetchone():
+            return False
+        if self.db.execute("SELECT 1 FROM factories WHERE cluster_id = ? AND active = 1", [cluster_id]).fetchone():
+            return False
+        self.db.execute("DELETE FROM clusters WHERE cluster_id = ?", [cluster_id])
+        self.db.execute("DELETE FROM factories WHERE cluster_id = ?", [cluster_id])
+        return True
+
+    def set_cluster_attrs(self, cluster_id: int, attrs_text: str) -> None:
+        """Replace a cluster's stored common attributes."""
+        self.db.execute("UPDATE clusters SET attrs = ? WHERE cluster_id = ?", [attrs_text, cluster_id])
+
+    # --- job factories ------------------------------------------------------
+    def insert_factory(self, cluster_id: int, digest: str) -> None:
+        """Store a factory's digest (what it makes its procs from), running."""
+        self.db.execute("INSERT INTO factories (cluster_id, digest, active) VALUES (?, ?, 1)", [cluster_id, digest])
+
+    def active_factories(self) -> list[tuple[int, str]]:
+        """``(cluster_id, digest)`` of every factory that may still make procs."""
+        return self.db.execute("SELECT cluster_id, digest FROM factories WHERE active = 1 "
+                               "ORDER BY cluster_id").fetchall()
+
+    def is_active_factory(self, cluster_id: int) -> bool:
+        """Whether the cluster has a factory that may still make procs."""
+        return self.db.execute("SELECT 1 FROM factories WHERE cluster_id = ? AND active = 1",
+                               [cluster_id]).fetchone() is not None
+
+    def factory_cluster_ids(self) -> list[int]:
+        """Every cluster that has (or had) a factory and is still stored."""
+        return [r[0] for r in self.db.execute("SELECT cluster_id FROM factories ORDER BY cluster_id")]
+
+    def finish_factory(self, cluster_id: int) -> None:
+        """Mark a factory as making no more procs."""
+        self.db.execute("UPDATE factories SET active = 0 WHERE cluster_id = ?", [cluster_id])
+
+    def count_cluster_by_status(self, cluster_id: int) -> dict[int, int]:
+        """How many procs of one cluster are in each status."""
+        return dict(self.db.execute("SELECT status, COUNT(*) FROM jobs WHERE cluster_id = ? GROUP BY status",
+                                    [cluster_id]).fetchall())
 
     def count_jobs_by_owner(self) -> list[tuple[str | None, int, int]]:
         """``(owner, status, count)`` for every owner and status in the queue."""

@@ -27,6 +27,7 @@ from jobmodel.errors import (
 )
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
+from schedd.queue import factory
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import (
@@ -137,10 +138,10 @@ class JobQueue:
             self.db.insert_jobs(self._proc_rows(cluster_id, procs, common))
         return cluster_id
 
-    def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd):
+    def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd, first_proc: int = 0):
         status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
         cluster_entries = decode_entries(encode_ad(common), _SUBMITTER_KEYS)
-        for proc_id, proc in enumerate(procs):
+        for proc_id, proc in enumerate(procs, first_proc):
             diff = proc.copy()
             diff["ProcId"] = proc_id
             proc_qdate = diff.evaluate("QDate") if "QDate" in diff else qdate
@@ -153,6 +154,113 @@ class JobQueue:
             text = encode_ad(diff)
             yield (cluster_id, proc_id, proc_status, proc_owner if type(proc_owner) is str else None,
                    text, _proc_submitter(cluster_entries, diff, text))
+
+    # --- job factories (late materialisation) -------------------------------------
+    def submit_factory(self, cluster_ad: ClassAd, digest: str, total_procs: int,
+                       limit: int | None, max_idle: int | None) -> int:
+        """Store a cluster as a job factory: its common attributes with HTCondor's
+        factory attributes, and the digest its procs are made from later (no proc
+        yet: :meth:`materialize` makes them). Returns its ClusterId."""
+        now = now_from(self.clock)
+        common = cluster_ad.copy()
+        for name, value in (("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now)):
+            if name not in common:
+                common[name] = value
+        common[factory.TOTAL_PROCS] = total_procs
+        common[factory.NEXT_PROC_ID] = 0
+        common[factory.PAUSED] = int(factory.MaterializeMode.RUNNING)
+        for name, value in ((factory.LIMIT, limit), (factory.MAX_IDLE, max_idle)):
+            if value is not None:
+                common[name] = value
+        with self.db.atomic():
+            cluster_id = self.db.allocate_cluster_id()
+            common["ClusterId"] = cluster_id
+            self.db.insert_cluster(cluster_id, encode_ad(common))
+            self.db.insert_factory(cluster_id, digest)
+        return cluster_id
+
+    def materialize(self, make_procs: Callable[[int, str, range], list[ClassAd]],
+                    only: int | None = None) -> list[JobId]:
+        """Let every running factory (or only cluster ``only``'s) make the procs its
+        limits allow now, each factory in one transaction; ``make_procs(cluster_id,
+        digest, proc_ids)`` builds their ads. A factory whose procs cannot be made is
+        paused (JobMaterializePaused = 1, with JobMaterializePauseReason). Returns the
+        new jobs."""
+        made: list[JobId] = []
+        for cluster_id, digest in self.db.active_factories():
+            if only is None or cluster_id == only:
+                with self.db.atomic():
+                    made.extend(self._materialize_one(cluster_id, digest, make_procs))
+        return made
+
+    def _materialize_one(self, cluster_id: int, digest: str, make_procs) -> list[JobId]:
+        cluster = self._cluster_entries(cluster_id)
+        state = _factory_state(cluster)
+        counts = self.db.count_cluster_by_status(cluster_id)
+        not_running = counts.get(int(JobStatus.IDLE), 0) + counts.get(int(JobStatus.HELD), 0)
+        wanted = range(state.next_proc_id, state.next_proc_id + factory.procs_to_make(
+            state, sum(counts.values()), not_running))
+        changes: dict[str, Any] = {}
+        procs: list[ClassAd] = []
+        for proc_id in wanted:
+            try:
+                procs.extend(make_procs(cluster_id, digest, range(proc_id, proc_id + 1)))
+            except ValueError as exc:
+                changes = {factory.PAUSED: int(factory.MaterializeMode.HOLD),
+                           "JobMaterializePauseReason": f"failed to make job {cluster_id}.{proc_id}: {exc}"}
+                wanted = range(wanted.start, proc_id)
+                break
+        self.db.insert_jobs(self._proc_rows(cluster_id, procs, merge(cluster, {}), wanted.start if wanted else 0))
+        if wanted:
+            changes[factory.NEXT_PROC_ID] = wanted.stop
+        if wanted.stop >= state.total_procs and not changes.get(factory.PAUSED):
+            changes[factory.PAUSED] = int(factory.MaterializeMode.NO_MORE_ITEMS)
+        self._set_cluster(cluster_id, changes)
+        return [JobId(cluster_id, proc_id) for proc_id in wanted]
+
+    def _set_cluster(self, cluster_id: int, changes: dict[str, Any]) -> None:
+        """Write ``changes`` into a factory's cluster ad, finishing the factory when its
+        mode says it is complete, and dropping the cluster if that leaves it empty."""
+        if not changes:
+            return
+        entries = dict(self._cluster_entries(cluster_id))
+        for name, value in changes.items():
+            entries[name.lower()] = (name, python_to_node(value))
+        self.db.set_cluster_attrs(cluster_id, encode_entries(entries))
+        self._cluster_cache.pop(cluster_id, None)
+        self._cluster_texts.pop(cluster_id, None)
+        if factory.is_complete(changes.get(factory.PAUSED, factory.MaterializeMode.RUNNING)):
+            self.db.finish_factory(cluster_id)
+            self.db.delete_cluster_if_empty(cluster_id)
+
+    def _stop_factories(self, selection: JobSelection, actor: str | None) -> None:
+        """A removal of a factory's cluster (by id, or by a constraint its cluster ad
+        matches) stops its factory: HTCondor's mmClusterRemoved, no more procs."""
+        predicate = compile_constraint(selection.constraint) if selection.constraint is not None else None
+        removed = int(factory.MaterializeMode.CLUSTER_REMOVED)
+        for cluster_id, _digest in self.db.active_factories():
+            named = cluster_id in selection.clusters
+            cluster = self._cluster_entries(cluster_id)
+            if named and actor is not None and value_in(cluster, "owner") != actor:
+                raise NotOwnerError(f"{actor} may not remove cluster {cluster_id}, owned by "
+                                    f"{value_in(cluster, 'owner')!r}; nothing was changed")
+            if named or (predicate is not None and predicate(merge(cluster, {}))):
+                self._set_cluster(cluster_id, {factory.PAUSED: removed})
+
+    def cluster_ad(self, cluster_id: int) -> ClassAd:
+        """A cluster's common attributes as one ad.
+
+        Raises:
+            JobNotFoundError: no such cluster in the queue.
+        """
+        if self.db.get_cluster_attrs(cluster_id) is None:
+            raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
+        return merge(self._cluster_entries(cluster_id), {})
+
+    def factory_clusters(self) -> Iterator[ClassAd]:
+        """The cluster ad of every factory cluster still in the queue."""
+        for cluster_id in self.db.factory_cluster_ids():
+            yield merge(self._cluster_entries(cluster_id), {})
 
     # --- reading --------------------------------------------------------------
     def _cluster_entries(self, cluster_id: int) -> Entries:
@@ -247,7 +355,7 @@ class JobQueue:
             rows.append(row)
         for cluster_id in selection.clusters:
             found = list(self.db.find_jobs(cluster_id=cluster_id))
-            if not found:
+            if not found and self.db.get_cluster_attrs(cluster_id) is None:
                 raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
             rows.extend(found)
         for row in rows:
@@ -343,6 +451,8 @@ class JobQueue:
         with self.db.atomic():
             transitions, skipped, left = [], [], []
             now = now_from(self.clock)
+            if action is JobAction.Remove:
+                self._stop_factories(selection, actor)
             for row, ad in self._selected(selection):
                 self._check_owner(row, actor, action.value.lower())
                 try:
@@ -458,6 +568,17 @@ class JobQueue:
 
     def __len__(self) -> int:
         return self.db.count_jobs()
+
+
+def _factory_state(cluster: Entries) -> factory.FactoryState:
+    """A factory's state from its cluster ad's HTCondor attributes."""
+    def number(name: str) -> int | None:
+        value = value_in(cluster, name.lower())
+        return value if type(value) is int else None
+    return factory.FactoryState(total_procs=number(factory.TOTAL_PROCS) or 0,
+                                next_proc_id=number(factory.NEXT_PROC_ID) or 0,
+                                mode=number(factory.PAUSED) or 0, limit=number(factory.LIMIT),
+                                max_idle=number(factory.MAX_IDLE))
 
 
 #: The attributes a job's submitter is read from.
