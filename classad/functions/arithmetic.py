@@ -7,7 +7,7 @@ import random as _random
 
 from classad.functions import builtin
 from classad.functions.coercion import real_to_int, to_real
-from classad.values import ERROR, wrap_int
+from classad.values import ERROR, INT_MIN, wrap_int
 
 
 def _rounder(name: str, how) -> None:
@@ -40,14 +40,26 @@ def c_divide(a: int, b: int) -> int:
 
 
 def _c_pow(base: float, exponent: float) -> float:
-    """``pow`` with C's answers where Python's math.pow raises."""
+    """``pow`` with C's answers where Python's math.pow raises: overflow is a signed
+    infinity, zero to a negative power is infinity (negative for -0.0 to an odd power),
+    a negative base to a fractional power NaN."""
+    odd = exponent.is_integer() and int(exponent) % 2 == 1
     try:
         return math.pow(base, exponent)
     except OverflowError:
-        odd = exponent.is_integer() and int(exponent) % 2 == 1
         return -math.inf if base < 0 and odd else math.inf
     except ValueError:
+        if base == 0:
+            return math.copysign(math.inf, base) if odd else math.inf
         return math.nan
+
+
+def _c_llong(x: float) -> int:
+    """A double converted to a C ``long long`` on x86: a value out of range (or NaN)
+    becomes the 'integer indefinite' INT64_MIN."""
+    if math.isfinite(x) and INT_MIN <= x < -float(INT_MIN):
+        return int(x)
+    return INT_MIN
 
 
 @builtin("pow", 2)
@@ -56,7 +68,7 @@ def power(base: object, exponent: object) -> object:
     point and rounded by adding 0.5 and truncating (so ``pow(-1, 3)`` is 0); every
     other case is ``real(base) ** real(exponent)``."""
     if type(base) is int and type(exponent) is int and exponent >= 0:
-        return real_to_int(_c_pow(float(base), float(exponent)) + 0.5)
+        return _c_llong(_c_pow(float(base), float(exponent)) + 0.5)
     rb, re_ = to_real(base), to_real(exponent)
     if type(rb) is not float or type(re_) is not float:
         return ERROR
