@@ -60,7 +60,7 @@ def _time_arith(op: str, a, b):
             return RelTime(a.seconds + b.seconds)
     elif op == "-":
         if ta is AbsTime and tb is AbsTime:
-            return RelTime(a.seconds - b.seconds)
+            return RelTime(float(a.seconds - b.seconds))
         if ta is AbsTime and tb is RelTime:
             return AbsTime(a.seconds - b.seconds, a.offset)
         if ta is RelTime and tb is RelTime:
@@ -72,9 +72,18 @@ def _time_arith(op: str, a, b):
         if tb is RelTime and na is not None:
             return RelTime(b.seconds * na)
     elif op == "/":
-        if ta is RelTime and nb:
-            return RelTime(a.seconds / nb)
+        if ta is RelTime and nb is not None:
+            return RelTime(c_real_divide(a.seconds, nb))
     return ERROR
+
+
+def c_real_divide(a: float, b: float) -> float:
+    """``a / b`` in C doubles: a zero divisor gives a signed infinity, or NaN for 0/0."""
+    if b:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _int_div(a: int, b: int):

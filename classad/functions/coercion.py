@@ -102,8 +102,10 @@ def to_integer(v: object) -> object:
         return real_to_int(v)
     if t is str:
         return string_to_int(v)
-    if t is AbsTime or t is RelTime:
+    if t is AbsTime:
         return real_to_int(v.seconds)
+    if t is RelTime:
+        return real_to_int32(v.seconds)
     return ERROR
 
 
@@ -118,8 +120,10 @@ def to_real(v: object) -> object:
         return float(v)
     if t is str:
         return string_to_real(v)
-    if t is AbsTime or t is RelTime:
-        return float(v.seconds)
+    if t is AbsTime:
+        return float(whole_seconds(v.seconds))
+    if t is RelTime:
+        return float(real_to_int32(v.seconds))  # value.cpp reads a duration as a C int
     return ERROR
 
 

@@ -8,11 +8,10 @@ with the leading zero parts left out (``relTime(0)`` is ``00``).
 from __future__ import annotations
 
 import datetime
-import math
 import re
 import time as _time
 
-from classad.functions.coercion import whole_seconds
+from classad.functions.coercion import real_to_int32, whole_seconds
 from classad.values import AbsTime
 
 _ABS = re.compile(
@@ -37,25 +36,34 @@ def abstime_text(t: AbsTime) -> str:
 
 
 def reltime_text(seconds: float) -> str:
-    """``[-][D+][HH:][MM:]SS[.fff]``, leaving out leading parts that are zero."""
-    sign = "-" if seconds < 0 else ""
-    secs = abs(seconds) if math.isfinite(seconds) else 0.0
-    whole = int(secs)
-    millis = int(round((secs - whole) * 1000))
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, s = divmod(rest, 60)
+    """``[-][D+][HH:][MM:]SS`` in whole seconds, as HTCondor's relTimeToString prints a
+    duration: the seconds go through a C ``int`` (out of range or NaN gives INT_MIN,
+    whose negation stays negative, hence its odd ``--24855+-3:-14:-8``)."""
+    whole = real_to_int32(seconds)
+    sign = ""
+    if whole < 0:
+        sign = "-"
+        whole = whole if whole == _INT32_MIN else -whole
+    days, rest = _c_divmod(whole, 86400)
+    hours, rest = _c_divmod(rest, 3600)
+    minutes, secs = _c_divmod(rest, 60)
     if days:
-        text = "%d+%02d:%02d:%02d" % (days, hours, minutes, s)
-    elif hours:
-        text = "%02d:%02d:%02d" % (hours, minutes, s)
-    elif minutes:
-        text = "%02d:%02d" % (minutes, s)
-    else:
-        text = "%02d" % s
-    if millis:
-        text += ".%03d" % millis
-    return sign + text
+        return sign + "%d+%02d:%02d:%02d" % (days, hours, minutes, secs)
+    if hours:
+        return sign + "%02d:%02d:%02d" % (hours, minutes, secs)
+    if minutes:
+        return sign + "%02d:%02d" % (minutes, secs)
+    return sign + "%02d" % secs
+
+
+_INT32_MIN = -(1 << 31)
+
+
+def _c_divmod(a: int, b: int) -> tuple[int, int]:
+    """Quotient and remainder truncated toward zero, as C's ``/`` and ``%``."""
+    q = abs(a) // b
+    q = q if a >= 0 else -q
+    return q, a - q * b
 
 
 def local_offset(seconds: float) -> int:
