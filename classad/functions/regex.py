@@ -117,7 +117,9 @@ def regexp(pattern: object, target: object, options: object = None) -> object:
 @builtin("regexpMember", 2, 3)
 def regexp_member(pattern: object, targets: object, options: object = None) -> object:
     """True when some string in the list matches; undefined when none does but an
-    element was undefined; error for a non-string element reached before a match."""
+    element was undefined; error for a non-string element reached before a match.
+    An invalid pattern matches no element (fnCall.cpp matchPatternMember counts an
+    element whose match failed as not matching), so it is false, not error."""
     bad = _check_args([pattern], options)
     if bad is not None:
         return bad
@@ -128,15 +130,13 @@ def regexp_member(pattern: object, targets: object, options: object = None) -> o
     if type(targets) is not list:
         return ERROR
     rx = compile_pattern(pattern, options or "")
-    if rx is None:
-        return ERROR
     saw_undefined = False
     for target in targets:
         if target is UNDEFINED:
             saw_undefined = True
         elif type(target) is not str:
             return ERROR
-        elif rx.search(target):
+        elif rx is not None and rx.search(target):
             return True
     return UNDEFINED if saw_undefined else False
 
