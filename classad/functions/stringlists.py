@@ -75,12 +75,29 @@ _summary("stringListMin", lambda x, acc: x if x < acc else acc, FLT_MAX, UNDEFIN
 _summary("stringListMax", lambda x, acc: x if x > acc else acc, FLT_MIN, UNDEFINED)
 
 
+#: The delimiters of the member and subset functions when none (or undefined) is given.
+MEMBER_DELIMITERS = ", \t\r\n"
+
+
+def _member_args(item: object, text: object, delimiters: object) -> tuple | object:
+    """HTCondor's argument rule for the member and subset functions (compat_classad.cpp,
+    stringListMember_func): an argument neither a string nor undefined is error; both
+    lists undefined is undefined; otherwise undefined counts as an empty string and an
+    undefined delimiter set as the default one."""
+    if any(v is not UNDEFINED and type(v) is not str for v in (item, text, delimiters)):
+        return ERROR
+    if item is UNDEFINED and text is UNDEFINED:
+        return UNDEFINED
+    return ("" if item is UNDEFINED else item, "" if text is UNDEFINED else text,
+            MEMBER_DELIMITERS if delimiters is UNDEFINED else delimiters)
+
+
 def _member(name: str, fold) -> None:
-    def impl(item: object, text: object, delimiters: object = DEFAULT_DELIMITERS) -> object:
-        if text is UNDEFINED and type(item) is str and type(delimiters) is str:
-            return False
-        if not _all_strings(item, text, delimiters):
-            return ERROR
+    def impl(item: object, text: object, delimiters: object = UNDEFINED) -> object:
+        args = _member_args(item, text, delimiters)
+        if type(args) is not tuple:
+            return args
+        item, text, delimiters = args
         wanted = fold(item)
         return any(fold(entry) == wanted for entry in string_list_items(text, delimiters))
 
@@ -107,17 +124,17 @@ def string_lists_intersect(first: object, second: object, delimiters: object = N
 
 
 def _subset(name: str, fold) -> None:
-    def impl(subset: object, superset: object, delimiters: object = DEFAULT_DELIMITERS) -> object:
-        if subset is ERROR or superset is ERROR or delimiters is ERROR:
-            return ERROR
-        if subset is UNDEFINED and superset is UNDEFINED:
-            return UNDEFINED
-        subset = "" if subset is UNDEFINED else subset
-        superset = "" if superset is UNDEFINED else superset
-        if not _all_strings(subset, superset, delimiters):
-            return ERROR
+    def impl(subset: object, superset: object, delimiters: object = UNDEFINED) -> object:
+        args = _member_args(subset, superset, delimiters)
+        if type(args) is not tuple:
+            return args
+        subset, superset, delimiters = args
+        if not subset:
+            return True  # the empty string is a subset of anything
+        wanted = string_list_items(subset, delimiters)
         available = {fold(s) for s in string_list_items(superset, delimiters)}
-        return all(fold(s) in available for s in string_list_items(subset, delimiters))
+        # a text of delimiters only has no item to find, and HTCondor answers false
+        return bool(wanted) and all(fold(s) in available for s in wanted)
 
     builtin(name, 2, 3)(impl)
 
