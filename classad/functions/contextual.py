@@ -91,8 +91,11 @@ def eval_in_each_context(ctx, args):
 
 @builtin("countMatches", 2, lazy=True)
 def count_matches(ctx, args):
-    """How many ads of the list the first argument is true in."""
+    """How many ads of the list the first argument is true in; an undefined list holds
+    none, so the count is 0 (HTCondor's countMatches, unlike evalInEachContext)."""
     frames = _each_ad(ctx, args)
+    if frames is UNDEFINED:
+        return 0
     if type(frames) is not list:
         return frames
     expr = _per_ad_expression(ctx, args[0])

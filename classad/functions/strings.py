@@ -31,7 +31,10 @@ def strcat(*args: object) -> object:
 def join(*args: object) -> object:
     """``join(sep, a, b, ...)``, ``join(sep, list)`` or ``join(list)``: the items as strings
     with the separator between them. Undefined items are left out and an undefined
-    separator counts as empty; an error anywhere is error."""
+    separator counts as empty; an error anywhere is error. Called with one or two
+    arguments whose last is undefined (the list it would join), it is undefined."""
+    if args and len(args) <= 2 and args[-1] is UNDEFINED:
+        return UNDEFINED
     if args and len(args) <= 2 and type(args[-1]) is list:
         sep, items = (args[0] if len(args) == 2 else ""), args[-1]
     elif args:
