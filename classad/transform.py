@@ -31,6 +31,10 @@ _SIMPLE_ESCAPES = {
 }
 _OCTAL = "01234567"
 
+#: Words HTCondor's lexer always reads as keywords (lexer.cpp tokenizeAlphaHead), so
+#: they never name an attribute unless quoted.
+KEYWORDS = frozenset({"true", "false", "undefined", "error", "is", "isnt"})
+
 
 def decode_escapes(body: str, token: Token | None = None) -> str:
     """Resolve C-style escapes as HTCondor does: octal escapes give bytes, an
@@ -178,6 +182,9 @@ class ExprBuilder(Transformer):
     def name(self, token):
         if token.type == "QUOTED_NAME":
             return decode_escapes(token[1:-1], token)
+        if token.lower() in KEYWORDS:
+            raise _token_error(f"{token!s} is a reserved word, not an attribute name; "
+                               f"write '{token!s}' to use it as one", token)
         return str(token)
 
     @v_args(inline=True)
@@ -207,6 +214,8 @@ class ExprBuilder(Transformer):
 
     def call(self, children):
         name_token, *args = children
+        if name_token.lower() in KEYWORDS:
+            raise _token_error(f"{name_token!s} is a reserved word, not a function name", name_token)
         args = tuple(a for a in args if a is not None)
         return _checked(fold_call(Call(str(name_token), args, depth=depth_of(*args)), name_token))
 

@@ -33,9 +33,18 @@ def quote_string(s: str) -> str:
     outside ASCII as three-digit octal escapes."""
     if _PLAIN.match(s):
         return f'"{s}"'
-    out = ['"']
+    return _escaped(s, '"')
+
+
+def _escaped(s: str, quote: str) -> str:
+    """``s`` between ``quote`` characters, escaped as sink.cpp escapes a string
+    literal or a quoted attribute name: the quote character itself, a backslash and
+    control characters by name, other control characters and non-ASCII bytes in octal."""
+    out = [quote]
     for ch in s:
-        if ch in _ESCAPES:
+        if ch == quote or ch == "\\":
+            out.append("\\" + ch)
+        elif ch in _ESCAPES and ch != '"':
             out.append(_ESCAPES[ch])
         elif ord(ch) < 0x20 or ord(ch) == 0x7F:
             out.append("\\%03o" % ord(ch))
@@ -43,7 +52,7 @@ def quote_string(s: str) -> str:
             out.append(ch)
         else:
             out.extend("\\%03o" % b for b in ch.encode("utf-8", "surrogateescape"))
-    out.append('"')
+    out.append(quote)
     return "".join(out)
 
 
@@ -115,7 +124,7 @@ def format_abstime(t: AbsTime) -> str:
 
 
 def format_reltime(seconds: float) -> str:
-    """A duration as HTCondor prints it (``[-][D+][HH:[MM:]]SS[.fff]``)."""
+    """A duration as HTCondor prints it (``[-][D+][HH:][MM:]SS``, whole seconds)."""
     from classad.functions.time_text import reltime_text
     return reltime_text(seconds)
 
@@ -129,8 +138,7 @@ def quote_name(name: str) -> str:
     if name and (name[0].isalpha() or name[0] == "_") and name.isascii() \
             and name.replace("_", "a").isalnum() and name.lower() not in _RESERVED:
         return name
-    body = name.replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{body}'"
+    return _escaped(name, "'")
 
 
 _PRINTED_OP = {"=?=": "is", "=!=": "isnt"}
