@@ -113,6 +113,8 @@ def build_web(settings: DaemonSettings, reactor, config: Config) -> WebService:
                               loopback_default(settings.interface, settings.bind_all))
     limits = Limits(slots=config.param_int("WEB_MAX_SLOTS", Limits().slots),
                     jobs=config.param_int("WEB_MAX_JOBS", Limits().jobs))
+    if limits.slots < 1 or limits.jobs < 1:
+        raise ConfigError(f"WEB_MAX_SLOTS and WEB_MAX_JOBS must be at least 1 (they are {limits.slots} and {limits.jobs})")
     site = SiteSettings(collector=settings.collector_host, loopback_allowed=bool(allow),
                         tls=settings.tls.serves_tls, limits=limits, timeout=settings.request_timeout)
     store = config.param("WEB_HISTORY_FILE") or os.path.join(config.param("SPOOL") or config.param("LOG", "."),

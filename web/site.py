@@ -155,8 +155,7 @@ class WebSite(Resource):
         target = access.safe_next((form.get("next") or [""])[0])
         if token is None:
             return self._login_page(request, 400, target, "that is not a token: paste the whole token text")
-        request.addCookie(access.COOKIE, token, path="/", httpOnly=True, secure=self._settings.tls,
-                          sameSite="strict")
+        request.setHeader(b"set-cookie", access.token_cookie(token, self._settings.tls).encode("ascii"))
         return self._redirect(request, target.encode("utf-8"), status=303)
 
     def _login_page(self, request: server.Request, status: int, target: str, message: str,
