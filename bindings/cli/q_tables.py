@@ -14,7 +14,8 @@ STATUS_LETTERS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 #: Attributes the tables read (the CLI projects queries to these).
 TABLE_ATTRIBUTES = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobPrio", "ImageSize", "Cmd", "Args",
                     "Arguments", "JobBatchName", "RemoteWallClockTime", "ShadowBday", "EnteredCurrentStatus",
-                    "HoldReason", "RemoteHost", "LastRemoteHost", "RemotePool"]
+                    "HoldReason", "RemoteHost", "LastRemoteHost", "RemotePool", "TotalSubmitProcs",
+                    "JobMaterializeNextProcId"]
 
 
 def _get(ad, name: str, default=None):
@@ -119,12 +120,35 @@ def _id_ranges(ids: list[tuple[int, int]]) -> str:
     return f"{first[0]}.{first[1]} ... {last[0]}.{last[1]}"
 
 
+def _factory_counts(batch: dict, ad) -> None:
+    """Note a late-materialisation cluster's TotalSubmitProcs and JobMaterializeNextProcId
+    (every proc of a factory cluster carries them) and how many of its procs are present."""
+    total, next_id, cluster = (_get(ad, name) for name in ("TotalSubmitProcs", "JobMaterializeNextProcId",
+                                                           "ClusterId"))
+    if isinstance(total, int) and isinstance(next_id, int):
+        seen = batch["factories"].setdefault(cluster, [total, next_id, 0])
+        seen[2] += 1
+
+
+def _factory_totals(batch: dict) -> tuple[int, int]:
+    """(procs a batch's factories made that already left the queue, procs they will
+    make in all less those present): what DONE and TOTAL add for them."""
+    left = sum(next_id - present for _total, next_id, present in batch["factories"].values())
+    unseen = sum(total - present for total, _next_id, present in batch["factories"].values())
+    return max(left, 0), max(unseen, 0)
+
+
 def batch_table(ads: Iterable) -> list[str]:
     """One line per batch (batch name, else cluster): OWNER BATCH_NAME SUBMITTED
-    DONE RUN IDLE [HOLD] TOTAL JOB_IDS; the HOLD column only when a job is held."""
+    DONE RUN IDLE [HOLD] TOTAL JOB_IDS; the HOLD column only when a job is held. A
+    late-materialisation cluster counts all its procs in TOTAL (TotalSubmitProcs) and
+    those that already left the queue in DONE, so DONE + RUN + IDLE + HOLD falls short
+    of TOTAL by the procs not made yet."""
     batches: dict[tuple, dict] = {}
     for ad in ads:
-        batch = batches.setdefault(_batch_key(ad), {"qdate": _get(ad, "QDate"), "counts": {}, "ids": []})
+        batch = batches.setdefault(_batch_key(ad), {"qdate": _get(ad, "QDate"), "counts": {}, "ids": [],
+                                                    "factories": {}})
+        _factory_counts(batch, ad)
         status = _get(ad, "JobStatus")
         batch["counts"][status] = batch["counts"].get(status, 0) + 1
         cluster, proc = _get(ad, "ClusterId"), _get(ad, "ProcId")
@@ -138,12 +162,13 @@ def batch_table(ads: Iterable) -> list[str]:
     lines = [heading]
     for (owner, name), batch in batches.items():
         counts = batch["counts"]
+        left, unseen = _factory_totals(batch)
 
-        def cell(*statuses: int) -> str:
-            n = sum(counts.get(s, 0) for s in statuses)
+        def cell(*statuses: int, more: int = 0) -> str:
+            n = sum(counts.get(s, 0) for s in statuses) + more
             return str(n) if n else "_"
-        total = sum(counts.values())
-        row = (f"{owner:<6} {name:<12} {short_time(batch['qdate']):>11} {cell(3, 4):>6} {cell(2, 6, 7):>6} "
+        total = sum(counts.values()) + unseen
+        row = (f"{owner:<6} {name:<12} {short_time(batch['qdate']):>11} {cell(3, 4, more=left):>6} {cell(2, 6, 7):>6} "
                f"{cell(1):>6}")
         if show_hold:
             row += f" {cell(5):>6}"

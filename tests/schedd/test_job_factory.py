@@ -3,6 +3,8 @@ as a job factory (its submit digest, not a row per proc) and makes procs as earl
 ones leave, by HTCondor's rules (qmgmt.cpp MaterializeJobs and
 CheckMaterializePolicyExpression, qmgmt_factory.cpp MaterializeNextFactoryJob)."""
 
+import time
+
 import pytest
 
 from jobmodel.errors import NotOwnerError
@@ -19,6 +21,7 @@ from schedd.queue.factory import (
 from schedd.queue.factory_jobs import FactoryMakers, ProcMaker, factory_limits
 from schedd.submit import SubmitError
 from tests.schedd.conftest import START
+from tests.schedd.test_service import call, schedd, submit  # noqa: F401 (fixtures)
 
 DOMAIN = "pool.test"
 
@@ -192,3 +195,25 @@ def test_a_proc_that_cannot_be_made_pauses_the_factory(queue, makers):
     assert ad["JobMaterializePaused"] == MaterializeMode.HOLD
     assert "failed to make job 1.2" in ad["JobMaterializePauseReason"]
     assert queue.get_job(JobId(1, 0))["JobStatus"] == JobStatus.IDLE
+
+
+def test_the_submit_route_stores_a_million_procs_as_a_factory(call, tmp_path):
+    """Through the schedd's submit route: queue 1000000 with max_materialize = 3 answers
+    num_procs 1000000 (TotalSubmitProcs) in a few seconds, and three procs are queued."""
+    started = time.monotonic()
+    response = submit(call, tmp_path, "executable = /bin/true\nmax_materialize = 3\nqueue 1000000\n")
+    assert response.status == 200, response.json()
+    assert time.monotonic() - started < 5.0
+    answer = response.json()
+    assert (answer["cluster"], answer["num_procs"]) == (1, 1000000)
+    assert answer["cluster_ad"]["TotalSubmitProcs"] == 1000000
+    ads = call("/v1/jobs/query", {"projection": ["ProcId"]}).lines()
+    assert ads == [{"ProcId": p} for p in range(3)]
+
+
+def test_the_submit_route_refuses_a_bad_factory_description(call, tmp_path):
+    """A max_materialize that is not a count is a 400 naming its line; nothing is stored."""
+    response = submit(call, tmp_path, "executable = /bin/true\nmax_materialize = some\nqueue 10\n")
+    assert response.status == 400
+    assert "line 2" in response.json()["message"] and "max_materialize" in response.json()["message"]
+    assert call("/v1/jobs/query", {}).lines() == []
