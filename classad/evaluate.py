@@ -20,7 +20,7 @@ from classad.values import ERROR, UNDEFINED
 
 Compiled = Callable[["Context"], object]
 
-_SCOPE_WORDS = ("my", "target", "parent")
+_SCOPE_WORDS = ("my", "target", "parent", "self")
 
 
 #: ``Context.active`` is one dict per top-level evaluation, shared by all its contexts:
@@ -166,8 +166,9 @@ def select_from(ctx: Context, ad, key: str):
 
 
 def scope_word(ctx: Context, key: str):
-    """The ad that ``MY``, ``TARGET`` or ``PARENT`` names in ``ctx``."""
-    if key == "my":
+    """The ad that ``MY``, ``TARGET``, ``PARENT`` or ``SELF`` names in ``ctx``; ``SELF``,
+    like ``MY``, is the ad the expression is evaluated in (attrrefs.cpp)."""
+    if key == "my" or key == "self":
         return ctx.scope
     if key == "target":
         return UNDEFINED if ctx.target_root is None else ctx.target_root

@@ -19,7 +19,7 @@ def _walk(node, out: list) -> None:
             out.append((None, node.name))
         elif t is e.Select:
             base = node.base
-            if type(base) is e.AttrRef and base.name.lower() in ("my", "target", "parent"):
+            if type(base) is e.AttrRef and base.name.lower() in ("my", "target", "parent", "self"):
                 out.append((base.name.lower(), node.name))
             elif type(base) is e.AttrRef:
                 out.append((None, f"{base.name}.{node.name}"))

@@ -151,3 +151,15 @@ def test_quoted_names_print_with_string_escapes(text, printed):
     """sink.cpp writes a quoted attribute name with the escapes of a string literal
     (control characters by name, non-ASCII bytes in octal), escaping ' but not "."""
     assert unparse_expr(classad.ExprTree(text).node) == printed
+
+
+def test_self_names_the_ad_being_evaluated():
+    """attrrefs.cpp: 'self' is a scope word like MY, the ad the expression is
+    evaluated in (a nested ad inside a nested ad), unless the ad defines 'self'."""
+    assert ev("self.x", "[x = 3]") == 3
+    assert ev("[x = 1; y = self.x].y") == 1
+    assert ev("[x = 1; y = [w = 2; z = self.w]].y.z") == 2
+    assert ev("[x = 1; y = self].y.x") == 1
+    assert ev("size(self)", "[a = 1; b = 2]") == 2
+    assert ev("self", "[self = 3]") == 3
+    assert ev("self.x", "[y = 1]") is UNDEFINED
