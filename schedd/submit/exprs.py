@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 import classad
+from classad import nodes
 
 ExprTree = classad.ExprTree
 ClassAd = classad.ClassAd
@@ -29,3 +30,18 @@ def tree(text: str) -> "ExprTree":
 def canonical(text: str) -> str:
     """The compact unparse of an expression's text."""
     return str(tree(text))
+
+
+def own_references(text: str) -> set[str]:
+    """Lower-cased names an expression refers to in its own ad (bare or ``MY.``), as
+    HTCondor's GetExprReferences reports them; ``TARGET.`` references are left out."""
+    return {name.lower() for name in ClassAd().externalRefs(tree(text))
+            if not name.lower().startswith("target.")}
+
+
+def binds_looser_than_and(text: str) -> bool:
+    """True when ``text`` must be parenthesised before ``&& clause`` is appended to it
+    (its outermost operator is ``||`` or a conditional), as WrapExprTreeInParensForOp does."""
+    node = tree(text).node
+    kind = type(node)
+    return kind in (nodes.Ternary, nodes.Elvis) or (kind is nodes.Binary and node.op == "||")

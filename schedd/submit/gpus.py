@@ -11,7 +11,8 @@ import warnings
 from gpushare.placement import POLICY_WORDS
 from schedd.submit.cluster import RuleReader
 from schedd.submit.errors import SubmitError, SubmitWarning
-from schedd.submit.values import Expr, size_value, string_value, to_value
+from schedd.submit.exprs import binds_looser_than_and, own_references
+from schedd.submit.values import Expr, check_expression, size_value, string_value, to_value
 
 MIB = 1 << 20
 
@@ -26,15 +27,18 @@ PLACEMENT_COMMANDS = {"gpu_placement": "GPUPlacementPolicy", "gpu_numa_bind": "G
                       "use_gpu_uuids": "RequestGPUIds", "avoid_gpu_uuids": "AvoidGPUIds",
                       "use_gpu_types": "RequestGPUTypes", "avoid_gpu_types": "AvoidGPUTypes",
                       "node_placement": "NodePlacementPolicy"}
-#: HTCondor's constraints on whole cards: command, attribute, clause of RequireGPUs
-CARD_CONSTRAINTS = (("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= GPUsMinMemory"),
-                    ("gpus_maximum_memory", "GPUsMaxMemory", "GlobalMemoryMb <= GPUsMaxMemory"),
-                    ("gpus_minimum_capability", "GPUsMinCapability", "Capability >= GPUsMinCapability"),
-                    ("gpus_maximum_capability", "GPUsMaxCapability", "Capability <= GPUsMaxCapability"),
-                    ("gpus_minimum_runtime", "GPUsMinRuntime", "MaxSupportedVersion >= GPUsMinRuntime"))
+#: HTCondor's constraints on whole cards: command, attribute, the GPU property its
+#: clause of RequireGPUs tests, and that clause
+CARD_CONSTRAINTS = (
+    ("gpus_minimum_capability", "GPUsMinCapability", "Capability", "Capability >= GPUsMinCapability"),
+    ("gpus_maximum_capability", "GPUsMaxCapability", "Capability", "Capability <= GPUsMaxCapability"),
+    ("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb", "GlobalMemoryMb >= GPUsMinMemory"),
+    ("gpus_maximum_memory", "GPUsMaxMemory", "GlobalMemoryMb", "GlobalMemoryMb <= GPUsMaxMemory"),
+    ("gpus_minimum_runtime", "GPUsMinRuntime", "MaxSupportedVersion",
+     "MaxSupportedVersion >= GPUsMinRuntime"))
 #: every GPU command this module reads
 GPU_COMMANDS = ("request_gpus", "require_gpus", "cuda_version", *SHARE_COMMANDS, *PLACEMENT_COMMANDS,
-                *(command for command, _, _ in CARD_CONSTRAINTS))
+                *(constraint[0] for constraint in CARD_CONSTRAINTS))
 
 NODE_POLICY_WORDS = ("binpack", "spread")
 #: the largest share a job may ask for on one card (1 PiB, in MiB)
@@ -132,27 +136,55 @@ def placement_attributes(r: RuleReader) -> dict[str, object]:
 
 
 def card_constraints(r: RuleReader) -> None:
-    """HTCondor's RequireGPUs from require_gpus and gpus_minimum_memory ..., and CUDAVersion."""
+    """RequireGPUs as SubmitHash::SetResourceRequirements builds it: require_gpus as written,
+    then ``&&`` the clause of each gpus_minimum_/maximum_ command given, except where
+    require_gpus already tests that GPU property itself (a ``||`` in require_gpus is
+    parenthesised first); and CUDAVersion."""
+    require = _given(r, "require_gpus")
     clauses = []
-    require = r.get("require_gpus")
-    if require and require.strip():
-        clauses.append(require.strip())
-    for command, attr, clause in CARD_CONSTRAINTS:
-        value = r.get(command)
-        if not value or not value.strip():
+    tested = own_references(require.strip()) if require and check_expression(require.strip()) is None else set()
+    for command, attr, prop, clause in CARD_CONSTRAINTS:
+        value = _given(r, command)
+        if value is None:
             continue
-        if command.endswith("memory"):
-            r[attr] = size_value(value, MIB, command)
-        elif command.endswith("runtime"):
-            r[attr] = version_number(value, 10, command)
-        else:
-            r[attr] = to_value(value, command)
-        clauses.append(clause)
+        r[attr] = constraint_value(value, command)
+        if prop.lower() not in tested:
+            clauses.append(clause)
+    if require is not None:
+        text = require.strip()
+        to_value(text, "require_gpus")
+        if clauses and binds_looser_than_and(text):
+            text = f"({text})"
+        clauses.insert(0, text)
     if clauses:
         r["RequireGPUs"] = to_value(" && ".join(clauses), "require_gpus")
     cuda = r.get("cuda_version")
     if cuda and cuda.strip():
         r["CUDAVersion"] = version_number(cuda, 1, "cuda_version")
+
+
+def constraint_value(text: str, command: str) -> object:
+    """A gpus_minimum_/maximum_ value: memory in MiB (``8G`` is 8192), a runtime in
+    HTCondor's integer form (:func:`runtime_version`), a capability as written."""
+    if command.endswith("memory"):
+        return size_value(text, MIB, command)
+    if command.endswith("runtime"):
+        return runtime_version(text, command)
+    return to_value(text, command)
+
+
+def runtime_version(text: str, command: str) -> object:
+    """gpus_minimum_runtime as SubmitHash::SetRequestGpus reads it: ``12.1`` is 12010
+    (major*1000 + minor*10, minor below 100), a bare number above 1000 is already in
+    that form (``12010``), a bare small number is a major version (``12`` is 12000);
+    anything else stays an expression."""
+    m = re.fullmatch(r"(\d{1,9})(?:\.(\d{1,9}))?", text.strip())
+    if not m or (m.group(2) is not None and int(m.group(2)) >= 100):
+        return to_value(text, command)
+    major = int(m.group(1))
+    if m.group(2) is None and major > 1000:
+        return major
+    return major * 1000 + int(m.group(2) or 0) * 10
 
 
 def version_number(text: str, minor_scale: int, command: str) -> object:
