@@ -80,3 +80,37 @@ def parse_expression(text: str):
     if not isinstance(text, str):
         raise TypeError(f"expected expression text, got {type(text).__name__}")
     return _parse_uncached(text)
+
+
+def parse_expression_prefix(text: str):
+    """The expression at the start of one line of text, ignoring whatever follows it:
+    how HTCondor reads the value of an old-syntax ``Name = value`` line (the parser
+    stops at the first token that cannot continue the expression, so ``1; b = 2``
+    and ``1 2`` are both 1). Text that does not start with a whole expression is
+    refused with the error at its first bad token."""
+    try:
+        return parse_expression(text)
+    except ClassAdParseError as err:
+        stop = _error_offset(err, text)
+        if stop is None or not text[:stop].strip():
+            raise
+        try:
+            return parse_expression(text[:stop])
+        except ClassAdParseError:
+            raise err from None
+
+
+def _error_offset(err: ClassAdParseError, text: str) -> int | None:
+    """Where in ``text`` the parser met a token (or character) that cannot continue
+    the expression; None when it ran out of text or refused a token's content."""
+    del err  # the converted error has lost the kind of failure: parse again for it
+    try:
+        _PARSER.parse(text)
+    except UnexpectedToken as lark_err:
+        token = lark_err.token
+        return None if token.type == "$END" else token.start_pos
+    except UnexpectedCharacters as lark_err:
+        return lark_err.pos_in_stream
+    except Exception:  # noqa: BLE001 - any other failure is not a stopping point
+        return None
+    return None

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from classad import limits
 from classad import nodes as e
 from classad.errors import ClassAdParseError, context_at
-from classad.parser import parse_expression
+from classad.parser import parse_expression, parse_expression_prefix
 from classad.transform import merge_entries, parse_integer
 from classad.unparse import quote_old_string, unparse_expr
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
@@ -98,17 +98,20 @@ _WORDS = {"true": True, "false": False}
 
 
 def old_value_to_new(text: str) -> str:
-    """Rewrite old-syntax string literals for the new-syntax parser: in the old
-    syntax a backslash escapes only a double quote."""
+    """Rewrite old-syntax string literals for the new-syntax parser. In the old syntax
+    (lexer.cpp's old-ClassAd string rule) a backslash escapes only a double quote, and
+    not even that when the quote is the last character of the line: ``"a\\"`` at the
+    end of a line is the string ``a\\``."""
     if "\\" not in text:
         return text
     out = []
     in_string = False
     i = 0
+    last = len(text) - 1
     while i < len(text):
         ch = text[i]
         if in_string and ch == "\\":
-            if text[i + 1:i + 2] == '"':
+            if text[i + 1:i + 2] == '"' and i + 1 < last:
                 out.append('\\"')
                 i += 2
                 continue
@@ -131,14 +134,15 @@ def parse_old_value(text: str):
     node = _OLD_VALUES.get(text)
     if node is not None:
         return node
-    node = _parse_old_value(text.strip())
+    node = _parse_old_value(text)
     if len(_OLD_VALUES) >= _OLD_VALUES_LIMIT:
         _OLD_VALUES.clear()
     _OLD_VALUES[text] = node
     return node
 
 
-def _parse_old_value(text: str):
+def _parse_old_value(raw: str):
+    text = raw.strip()
     if _SIMPLE_INT.match(text):
         return e.Literal(int(text))
     m = _SIMPLE_STRING.match(text)
@@ -147,7 +151,7 @@ def _parse_old_value(text: str):
     word = _WORDS.get(text.lower())
     if word is not None:
         return e.Literal(word)
-    return parse_expression(old_value_to_new(text))
+    return parse_expression_prefix(old_value_to_new(raw).strip())
 
 
 def parse_old_line(line: str, lineno: int = 1):

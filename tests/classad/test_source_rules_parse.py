@@ -1,0 +1,61 @@
+"""Parsing rules taken from HTCondor's ClassAd source (src/classad/source.cpp,
+lexer.cpp, jsonSource.cpp), one test per rule."""
+
+import pytest
+
+import classad
+from classad.unparse import unparse_expr
+
+
+def old(text):
+    return classad.parseOne(text, classad.ParserType.Old)
+
+
+@pytest.mark.parametrize("line, value", [
+    ("a = 1; b = 2", 1), ("a = 1;", 1), ("a = 1 ; garbage here", 1), ("a = 1 2", 1),
+    ("a = 1 + 2 )", 3), ("a = true false", True), ("a = 1 # not a comment", 1),
+    ("a = 1 \"unterminated", 1), ("a = {1, 2} 3", [1, 2]),
+])
+def test_old_line_value_is_the_expression_at_its_start(line, value):
+    """source.cpp ParseClassAd (old syntax) parses one expression after '=' and stops
+    at the first token that cannot continue it: the rest of the line, after a ';' or
+    not, is ignored, and only that attribute is defined."""
+    ad = old(line)
+    assert list(ad) == ["a"] and ad.eval("a") == value
+
+
+@pytest.mark.parametrize("line", [
+    "a = 1 +", "a = (1", "a = x.", "a = 1 is", "a = 5 [", "a =", "a = is", "a = ; 1",
+])
+def test_old_line_without_a_whole_expression_is_refused(line):
+    """source.cpp: the value must start with a complete expression; one cut short
+    (or a keyword where a name belongs) is a syntax error naming where."""
+    with pytest.raises(classad.ClassAdParseError):
+        old(line)
+
+
+@pytest.mark.parametrize("line, value", [
+    ('a = "a\\"b"', 'a"b'), ('a = "a\\b"', "a\\b"), ('a = "ends\\"', "ends\\"),
+    ('a = "\\\\"', "\\\\"), ('a = "a\\"\\"', 'a"\\'), ('a = "x\\" + "y"', 'x" + '),
+])
+def test_old_strings_escape_only_a_quote_not_at_the_line_end(line, value):
+    """lexer.cpp, old-ClassAd strings: a backslash is an ordinary character except
+    before a double quote, and a backslash-quote that ends the line is a backslash
+    followed by the closing quote ("ends\\" is ends\\)."""
+    assert old(line).eval("a") == value
+
+
+def test_old_string_with_an_escaped_quote_before_trailing_blanks_is_unterminated():
+    """lexer.cpp: only a quote that is the line's very last character closes after a
+    backslash; with blanks after it the quote is escaped and the string never ends."""
+    with pytest.raises(classad.ClassAdParseError):
+        old('a = "a\\"  ')
+
+
+def test_old_line_keeps_following_lines():
+    """source.cpp reads old syntax line by line: what one line ignores does not
+    swallow the next line's attribute."""
+    ad = old('a = "a\\"\nb = 2 3\nc = 1; d = 4\n')
+    assert ad.eval("a") == "a\\" and ad.eval("b") == 2 and ad.eval("c") == 1
+    assert sorted(ad) == ["a", "b", "c"]
+    assert unparse_expr(ad.lookup("a").node) == '"a\\\\"'
