@@ -14,6 +14,8 @@ from schedd.submit.environment import job_environment
 from schedd.submit.errors import SubmitError
 from schedd.submit.gangs import gang_size, machine_count
 from schedd.submit.gpus import SHARE_COMMANDS, gpus
+from schedd.submit.grid import CLOUD_TYPES, grid_type
+from schedd.submit.grid import grid as grid_commands
 from schedd.submit.requirements import default_requirements
 from schedd.submit.transfer_modes import transfer_modes
 from schedd.submit.values import Expr, is_true, long_param, size_value, string_value, to_value
@@ -128,7 +130,7 @@ def executable(r: RuleReader) -> None:
         r["Cmd"] = "java"
         r["TransferExecutable"] = False
         return
-    if name == "vm":
+    if name == "vm" or name == "grid" and grid_type(r) in CLOUD_TYPES:
         r["Cmd"] = (text or "").strip()
         r["TransferExecutable"] = False
         return
@@ -178,6 +180,10 @@ def iwd(r: RuleReader) -> None:
     if not r.context.self_contained and not os.path.isdir(full):
         raise fail(f"the initial directory {path!r} does not exist", "initialdir")
     r["Iwd"] = full
+
+
+def grid(r: RuleReader) -> None:
+    grid_commands(r, universe_of(r))
 
 
 def in_iwd(r: RuleReader, path: str) -> str:
@@ -551,7 +557,6 @@ SIMPLE_COMMANDS: dict[str, tuple[str, str]] = {
     "docker_override_entrypoint": ("DockerOverrideEntrypoint", "expr"),
     "container_service_names": ("ContainerServiceNames", "string"),
     "jar_files": ("JarFiles", "string"), "java_vm_args": ("JavaVMArgs", "string"),
-    "grid_resource": ("GridResource", "string"),
     "stream_output": (None, ""), "stream_error": (None, ""), "stream_input": (None, ""),
     "deferral_time": ("DeferralTime", "expr"), "deferral_window": ("DeferralWindow", "expr"),
     "deferral_prep_time": ("DeferralPrepTime", "expr"),
@@ -653,5 +658,5 @@ def custom_attributes(r: RuleReader) -> None:
 
 
 #: the rules in the order they run; later rules may override earlier ones
-RULES = [base, machine_count, universe, gang_size, executable, iwd, arguments, environment, io, container, transfer,
+RULES = [base, machine_count, universe, gang_size, executable, iwd, grid, arguments, environment, io, container, transfer,
          requests, policy, credentials, simple, requirements, custom_attributes]

@@ -17,6 +17,7 @@ from schedd.submit.cluster import DELETED, BuildContext, ClusterBuilder, Expande
 from schedd.submit.description import Description, QueueStatement
 from schedd.submit.errors import SubmitError, SubmitWarning
 from schedd.submit.gpus import GPU_COMMANDS, SHARE_COMMANDS
+from schedd.submit.grid import GRID_COMMANDS
 from schedd.submit.jobad import RULES, SIMPLE_COMMANDS
 from schedd.submit.macros import MacroScope
 from schedd.submit.queue_statement import item_rows, parse_queue_args, proc_count, proc_rows
@@ -37,7 +38,7 @@ KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
     "aws_access_key_id_file", "aws_secret_access_key_file", "s3_access_key_id_file",
     "s3_secret_access_key_file", "gs_access_key_id_file", "gs_secret_access_key_file",
     "aws_region", "request_cpus", "request_memory", "request_disk", "request_gpus",
-    *GPU_COMMANDS, "requirements",
+    *GPU_COMMANDS, *GRID_COMMANDS, "requirements",
     "priority", "hold", "nice_user", "notification", "accounting_group",
     "accounting_group_user", "concurrency_limits", "concurrency_limits_expr", "max_retries",
     "retry_until", "success_exit_code", "image_size", "machine_count", "container_image",

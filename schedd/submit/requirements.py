@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from schedd.submit.gpus import is_share_job
+from schedd.submit.grid import grid_type
 from schedd.submit.values import Expr
 
 _VERSION_CHECK = 'versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
@@ -29,6 +30,8 @@ def host_opsys(r) -> str:
 def default_requirements(r, universe: str) -> str:
     """The Requirements text for this job (``r`` is the rule reader)."""
     user = (r.get("requirements") or "").strip()
+    if universe == "grid" and grid_type(r) != "condor":
+        return f"({user})" if user else "TRUE"
     clauses: list[str] = []
     if user:
         clauses.append(f"({user})")

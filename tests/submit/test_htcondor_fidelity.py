@@ -59,3 +59,70 @@ def test_gpu_constraints_need_a_gpu_request():
     """SetRequestGpus reads require_gpus and the gpus_ constraints only when RequestGPUs is set."""
     ad = job("require_gpus = Capability > 8\ngpus_minimum_memory = 4G")
     assert "RequireGPUs" not in ad and "GPUsMinMemory" not in ad
+
+
+# --- grid universe: SubmitHash::SetUniverse and SubmitHash::SetGridParams -------------
+
+def test_batch_commands_set_their_attributes_in_the_grid_universe():
+    """SetGridParams: batch_queue, batch_project, batch_extra_submit_args are strings,
+    batch_runtime an expression; a non-Condor grid job's Requirements is only the user's."""
+    ad = job("universe = grid\ngrid_resource = batch slurm\nbatch_queue = short\n"
+             "batch_project = physics\nbatch_runtime = 3600\nrequirements = Memory > 3")
+    assert ad["GridResource"] == "batch slurm"
+    assert (ad["BatchQueue"], ad["BatchProject"], ad["BatchRuntime"]) == ("short", "physics", 3600)
+    assert expr(ad, "Requirements") == "(Memory > 3)"
+
+
+def test_grid_commands_are_ignored_outside_the_grid_universe():
+    """SetGridParams returns at once unless the universe is grid."""
+    ad = job("batch_queue = short\ngrid_resource = batch slurm")
+    assert "BatchQueue" not in ad and "GridResource" not in ad
+
+
+def test_a_non_condor_grid_job_without_requirements_gets_true():
+    """SetRequirements: no defaults for a non-Condor-C grid job; TRUE when none given."""
+    assert job("universe = grid\ngrid_resource = arc ce.example.org")["Requirements"] is True
+
+
+@pytest.mark.parametrize("text, words", [
+    ("universe = grid", "need a grid_resource"),
+    ("universe = grid\ngrid_resource = globus gk.example.org", "not a grid type"),
+    ("universe = grid\ngrid_resource = ec2", "service URL"),
+    ("universe = grid\ngrid_resource = gce https://x\ngce_image = i", "gce_machine_type"),
+    ("universe = grid\ngrid_resource = azure x\nazure_image = i", "azure_location"),
+])
+def test_grid_descriptions_htcondor_refuses_are_refused(text, words):
+    """SetUniverse / SetGridParams push_error paths: missing or unknown grid type, ec2
+    without a URL, a cloud job missing a command it needs."""
+    assert words in refused(text)
+
+
+def test_ec2_job_attributes(tmp_path, monkeypatch):
+    """SetGridParams (EC2): key files made absolute in the iwd, the executable names the
+    instance (not a file), ec2_tag_/ec2_parameter_ commands become attributes with their
+    name lists, and the instance is tagged Name = executable (handleAVPairs)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "id").write_text("key")
+    (tmp_path / "secret").write_text("secret")
+    ad = job("universe = grid\ngrid_resource = ec2 https://ec2.amazonaws.com/\n"
+             "ec2_access_key_id = id\nec2_secret_access_key = secret\nec2_ami_id = ami-1\n"
+             "ec2_instance_type = m1.small\nec2_tag_Owner = me\nec2_parameter_Foo = bar",
+             executable="my-instance")
+    assert ad["EC2AccessKeyId"] == str(tmp_path / "id")
+    assert ad["EC2SecretAccessKey"] == str(tmp_path / "secret")
+    assert (ad["EC2AmiID"], ad["EC2InstanceType"]) == ("ami-1", "m1.small")
+    assert (ad["Cmd"], ad["TransferExecutable"]) == ("my-instance", False)
+    assert (ad["EC2TagOwner"], ad["EC2TagNames"], ad["EC2TagName"]) == ("me", "Owner", "my-instance")
+    assert (ad["EC2Parameter_Foo"], ad["EC2ParameterNames"]) == ("bar", "Foo")
+
+
+def test_ec2_job_needs_its_keys_and_an_ami(tmp_path, monkeypatch):
+    """SetGridParams: EC2 jobs require the access key, the secret key and ec2_ami_id;
+    ec2_ebs_volumes needs ec2_availability_zone."""
+    monkeypatch.chdir(tmp_path)
+    base = "universe = grid\ngrid_resource = ec2 https://ec2.amazonaws.com/\n"
+    assert "ec2_access_key_id" in refused(base + "ec2_ami_id = a")
+    assert "cannot read" in refused(base + "ec2_access_key_id = missing\nec2_ami_id = a")
+    roles = base + "ec2_access_key_id = FROM INSTANCE\nec2_ami_id = a\n"
+    assert job(roles)["EC2SecretAccessKey"] == "FROM INSTANCE"
+    assert "ec2_availability_zone" in refused(roles + "ec2_ebs_volumes = vol-1:hda1")
