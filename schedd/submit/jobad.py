@@ -10,6 +10,7 @@ from classad.values import UNDEFINED
 from jobmodel.concurrency_limits import LimitSyntaxError, parse_limits
 from schedd.submit.arguments import job_arguments
 from schedd.submit.cluster import RuleReader
+from schedd.submit.containers import check_images, container_attributes, is_container_job, transferred_image
 from schedd.submit.environment import job_environment
 from schedd.submit.errors import SubmitError
 from schedd.submit.gangs import gang_size, machine_count
@@ -53,17 +54,16 @@ def fail(message: str, command: str) -> SubmitError:
 
 
 def universe_of(r: RuleReader) -> str:
-    """The job's universe name (a container image alone implies ``container``)."""
+    """The job's universe name; a vanilla job (or one naming no universe) that gives a
+    container_image or docker_image is a ``container`` job, as in SubmitHash::SetUniverse."""
     text = r.get("universe")
-    if text is None or not text.strip():
-        return "container" if r.get("container_image") else "vanilla"
-    name = text.strip().lower()
+    name = text.strip().lower() if text and text.strip() else "vanilla"
     if name in _RETIRED:
         raise fail(f"the {name} universe is no longer supported; use vanilla", "universe")
     if name not in UNIVERSES:
         raise fail(f"{text.strip()!r} is not a universe; expected one of "
                    + ", ".join(sorted(UNIVERSES)), "universe")
-    return name
+    return "container" if is_container_job(r, name) else name
 
 
 def base(r: RuleReader) -> None:
@@ -73,6 +73,7 @@ def base(r: RuleReader) -> None:
 
 def universe(r: RuleReader) -> None:
     name = universe_of(r)
+    check_images(r, name)
     r["JobUniverse"] = UNIVERSES[name]
     if name not in _NO_LEASE:
         r["JobLeaseDuration"] = 2400
@@ -134,13 +135,16 @@ def executable(r: RuleReader) -> None:
         r["Cmd"] = (text or "").strip()
         r["TransferExecutable"] = False
         return
+    contained = name in ("docker", "container")
     if not text or not text.strip():
-        if name == "docker":
+        if contained:
             r["Cmd"] = ""
             r["TransferExecutable"] = False
             return
         raise fail("no executable is given; add 'executable = <program>'", "executable")
     path = text.strip()
+    if contained and os.path.isabs(path) and r.get("transfer_executable") is None:
+        transfer = False
     if not transfer:
         r["Cmd"] = path
         r["TransferExecutable"] = False
@@ -245,26 +249,8 @@ def file_list(text: str | None) -> list[str]:
 
 
 def container(r: RuleReader) -> None:
-    if universe_of(r) != "container":
-        return
-    image = (r.get("container_image") or "").strip()
-    if not image:
-        raise fail("container universe jobs need a container_image", "container_image")
-    transfer = is_true(r.get("transfer_container"), default=True)
-    if image.startswith("docker://"):
-        source, want = "docker", "WantDockerImage"
-    elif image.endswith(".sif"):
-        source, want = ("cedar" if transfer else "local"), "WantSIF"
-    else:
-        source, want = ("cedar" if transfer else "local"), "WantSandboxImage"
-    r["ContainerImageSource"] = source
-    r["ContainerImage"] = os.path.basename(image) if source == "cedar" else image
-    r[want] = True
-    if r.get("transfer_container") is not None:
-        r["TransferContainer"] = transfer
-    target = r.get("container_target_dir")
-    if target:
-        r["ContainerTargetDir"] = string_value(target)
+    if universe_of(r) == "container":
+        container_attributes(r)
 
 
 def transfer(r: RuleReader) -> None:
@@ -279,8 +265,8 @@ def transfer(r: RuleReader) -> None:
     if modes.when is not None:
         r["WhenToTransferOutput"] = modes.when
     inputs = file_list(r.get("transfer_input_files"))
-    if r.attr("ContainerImageSource") == "cedar":
-        image = (r.get("container_image") or "").strip()
+    image = transferred_image(r)
+    if image:
         inputs = [image] + inputs
     if inputs:
         r["TransferInput"] = ",".join(inputs)

@@ -126,3 +126,46 @@ def test_ec2_job_needs_its_keys_and_an_ami(tmp_path, monkeypatch):
     roles = base + "ec2_access_key_id = FROM INSTANCE\nec2_ami_id = a\n"
     assert job(roles)["EC2SecretAccessKey"] == "FROM INSTANCE"
     assert "ec2_availability_zone" in refused(roles + "ec2_ebs_volumes = vol-1:hda1")
+
+
+# --- containers: SubmitHash::SetUniverse, SetExecutable; manual, container universe ----
+
+def test_docker_image_in_the_vanilla_universe_is_a_container_job():
+    """SetUniverse: an image in a vanilla job makes it a container job; docker_image
+    there sets WantDockerImage and the job asks for a machine that can pull it."""
+    ad = job("docker_image = alpine:3.19")
+    assert (ad["JobUniverse"], ad["WantContainer"], ad["WantDockerImage"]) == (5, True, True)
+    assert ad["DockerImage"] == "alpine:3.19"
+    assert "TARGET.HasContainer && TARGET.HasDockerURL" in expr(ad, "Requirements")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("universe = docker\ndocker_image = a\ncontainer_image = docker://a", "docker universe"),
+    ("docker_image = a\ncontainer_image = docker://a", "not both"),
+    ("universe = container", "need a container_image"),
+    ("container_image = library://alpine", "not a container image"),
+    ("container_image = shub://x/y", "not a container image"),
+    ("container_image = instance://running", "not a container image"),
+])
+def test_container_descriptions_htcondor_refuses_are_refused(text, words):
+    """SetUniverse and SetExecutable (check_container_image) push_error paths."""
+    assert words in refused(text)
+
+
+def test_registry_images_are_never_transferred():
+    """Manual, container universe: docker:// and oras:// images are fetched by the
+    runtime, never transferred; an oras:// artifact is a SIF image."""
+    ad = job("container_image = oras://registry.example.org/tools/img:1")
+    assert (ad["ContainerImage"], ad["ContainerImageSource"]) == (
+        "oras://registry.example.org/tools/img:1", "oras")
+    assert ad["WantSIF"] is True
+    assert "TransferInput" not in ad and "WantTransferPluginMethods" not in ad
+
+
+def test_a_container_job_needs_no_executable_and_keeps_an_absolute_one_in_the_image():
+    """SetExecutable: no executable is allowed for container jobs; an absolute one with
+    no transfer_executable is taken to be inside the image (not transferred)."""
+    none = next(iter(Submit("container_image = docker://a\nqueue\n").jobs(owner="alice")))
+    assert (none["Cmd"], none["TransferExecutable"]) == ("", False)
+    inside = job("container_image = docker://a", executable="/usr/bin/python3")
+    assert (inside["Cmd"], inside["TransferExecutable"]) == ("/usr/bin/python3", False)
