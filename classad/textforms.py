@@ -211,7 +211,7 @@ class _JsonReader:
     C comments, ``true``/``false``/``null`` in any case and ``.5`` are accepted."""
 
     MAX_DEPTH = limits.MAX_DEPTH
-    _NUMBER = re.compile(r"-?(0(?![0-9])|[1-9][0-9]*|(?=\.[0-9]))(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+    _NUMBER = re.compile(r"-?([0-9]+|(?=\.[0-9]))(\.[0-9]+)?([eE][+-]?[0-9]+)?(?![.\w])")
     _WORD = re.compile(r"[A-Za-z]+")
 
     def __init__(self, text: str) -> None:
@@ -269,6 +269,8 @@ class _JsonReader:
             if ch != '"':
                 raise self.error("expected an attribute name in double quotes")
             name, _ = self.read_string()
+            if not name:
+                raise self.error("an attribute name may not be empty")
             self.expect(":")
             pairs.append((name, self.read_value(depth + 1)))
             if self.peek() not in (",", "}"):
@@ -285,17 +287,18 @@ class _JsonReader:
             raise self.error("JSON nested too deeply")
         self.expect("[")
         items = []
-        while True:
+        if self.peek() == "]":
+            self.pos += 1
+            return e.ListExpr((), 0)
+        while True:  # unlike an object's, an array's commas separate exactly two values
+            items.append(self.read_value(depth + 1))
             ch = self.peek()
             if ch == "]":
                 self.pos += 1
                 return self.shallow(e.ListExpr(tuple(items), e.depth_of(*items)))
-            if ch == ",":
-                self.pos += 1
-                continue
-            items.append(self.read_value(depth + 1))
-            if self.peek() not in (",", "]"):
+            if ch != ",":
                 raise self.error("expected ',' or ']' after a value")
+            self.pos += 1
 
     def read_value(self, depth: int):
         ch = self.peek()
@@ -322,6 +325,10 @@ class _JsonReader:
     def number(self, text: str):
         if "." in text or "e" in text or "E" in text:
             return e.Literal(float(text))
+        if len(text) > 1 and text[0] == "0":
+            # jsonSource.cpp: a bare integer may not start with 0 (01, 00), though
+            # after a minus sign leading zeros are read (-012 is -12)
+            raise self.error(f"integer {text} has a leading zero")
         try:
             return e.Literal(parse_integer(text))
         except ClassAdParseError as err:
@@ -348,9 +355,10 @@ class _JsonReader:
                 if esc == "u":
                     out.append(self.read_unicode_escape())
                     continue
-                if esc not in self._ESCAPES:
-                    raise self.error(f"unknown escape \\{esc}")
-                out.append(self._ESCAPES[esc])
+                if not esc:
+                    raise self.error("unterminated string")
+                # jsonSource.cpp drops the backslash of an escape JSON does not define
+                out.append(self._ESCAPES.get(esc, esc))
                 self.pos += 2
                 continue
             out.append(ch)
@@ -366,6 +374,8 @@ class _JsonReader:
         code = self._hex4(self.pos + 2)
         if code is None:
             raise self.error("\\u must be followed by four hex digits")
+        if code == 0:
+            raise self.error("a string may not contain a NUL character (\\u0000)")
         self.pos += 6
         if 0xDC00 <= code <= 0xDFFF:
             raise self.error("\\u%04x is a lone UTF-16 surrogate, not a character" % code)
@@ -379,16 +389,15 @@ class _JsonReader:
 
     def read_string_value(self):
         value, raw = self.read_string()
-        if raw.startswith("\\/Expr(") and raw.endswith(")\\/"):
+        if raw[:7].lower() == "\\/expr(" and raw.endswith(")\\/"):
             inner = value[len("/Expr("):-len(")/")]
             return parse_expression(inner)
         return e.Literal(value)
 
 
 def parse_json_ads(text: str) -> Iterator:
-    """Ads in JSON: one object, or an array of objects."""
-    from classad.ad import ClassAd
-
+    """Ads in JSON: one object, or an array of objects. An empty object ends the ads,
+    as in HTCondor's bindings (parseNext of ``{}`` finds no ad)."""
     reader = _JsonReader(text)
     if reader.peek() == "[":
         reader.pos += 1
@@ -402,10 +411,22 @@ def parse_json_ads(text: str) -> Iterator:
                 continue
             if ch == "":
                 raise reader.error("unterminated list of ads")
-            yield ClassAd.from_entries(reader.read_object().entries)
+            entries = reader.read_object().entries
+            if not entries:
+                return
+            yield _json_ad(entries)
         return
     while not reader.at_end():
-        yield ClassAd.from_entries(reader.read_object().entries)
+        entries = reader.read_object().entries
+        if not entries:
+            return
+        yield _json_ad(entries)
+
+
+def _json_ad(entries):
+    from classad.ad import ClassAd
+
+    return ClassAd.from_entries(entries)
 
 
 def _json_string(s: str) -> str:

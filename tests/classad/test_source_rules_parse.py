@@ -59,3 +59,52 @@ def test_old_line_keeps_following_lines():
     assert ad.eval("a") == "a\\" and ad.eval("b") == 2 and ad.eval("c") == 1
     assert sorted(ad) == ["a", "b", "c"]
     assert unparse_expr(ad.lookup("a").node) == '"a\\\\"'
+
+
+def js(text):
+    return classad.parseNext(text, classad.ParserType.JSON)
+
+
+@pytest.mark.parametrize("text, value", [
+    ('{"a": "\\x41"}', "x41"), ('{"a": "\\q"}', "q"), ('{"a": "\\u0041\\u0042"}', "AB"),
+    ('{"a": "a\\/b\\tc"}', "a/b\tc"),
+])
+def test_json_escapes_outside_json_drop_their_backslash(text, value):
+    """jsonSource.cpp: an escape JSON does not define (\\x, \\q) is the character
+    itself, not an error; the JSON escapes and ASCII \\u escapes decode as usual."""
+    assert js(text).eval("a") == value
+
+
+@pytest.mark.parametrize("text, value", [
+    ('{"a": -012}', -12), ('{"a": -00}', 0), ('{"a": 00.5}', 0.5), ('{"a": .5}', 0.5),
+    ('{"a": 1E+5}', 100000.0), ('{"a": 12345678901234567890}', 0),
+    ('{"a": tRUE, "b": 1}', True), ('{"a": nulL}', classad.Value.Undefined),
+    ('{"a": "\\/expr(1 + 1)\\/"}', 2), ('{,"a": 1,,}', 1),
+])
+def test_json_numbers_words_and_expressions(text, value):
+    """jsonSource.cpp: numbers may start with '.', leading zeros are read after a minus
+    or before a fraction, an integer past 64 bits is 0, true/false/null and the
+    /Expr( marker are read in any case, stray commas in an object are skipped."""
+    assert js(text).eval("a") == value
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 01}', '{"a": 00}', '{"a": 1.}', '{"a": 1.5e}', '{"a": +1}', '{"a": -}',
+    '{"a": [1,]}', '{"a": [,1]}', '{"a": [1,,2]}', '{"": 1}', '{"a": "a\\u0000b"}',
+    '{"a": "\\u12"}', '{"a": "\\/Expr(is)\\/"}', '{"a": "\\/Expr(1; 2)\\/"}',
+])
+def test_json_text_htcondor_refuses(text):
+    """jsonSource.cpp refuses a bare integer with a leading zero, a number cut short,
+    an array with an empty element, an empty attribute name, a NUL, and an /Expr(/
+    whose expression does not parse."""
+    with pytest.raises((classad.ClassAdParseError, StopIteration)):
+        js(text)
+
+
+def test_json_empty_object_is_no_ad():
+    """HTCondor's bindings end a stream of ads at an empty ad: parseNext of {} finds
+    none, and parseAds stops there."""
+    with pytest.raises(StopIteration):
+        js("{}")
+    assert list(classad.parseAds('[{"a": 1}, {}, {"b": 2}]', classad.ParserType.JSON))[0].eval("a") == 1
+    assert len(list(classad.parseAds('[{"a": 1}, {}, {"b": 2}]', classad.ParserType.JSON))) == 1
