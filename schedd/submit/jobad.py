@@ -19,7 +19,7 @@ from schedd.submit.grid import CLOUD_TYPES, grid_type
 from schedd.submit.grid import grid as grid_commands
 from schedd.submit.requirements import default_requirements
 from schedd.submit.transfer_modes import transfer_modes
-from schedd.submit.values import Expr, is_true, long_param, size_value, string_value, to_value
+from schedd.submit.values import Expr, boolean_param, is_true, long_param, size_value, string_value, to_value
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -408,6 +408,15 @@ def _long_param(text: str, command: str) -> int:
     return value
 
 
+def _boolean_param(text: str, command: str) -> bool:
+    """A yes/no command as HTCondor's ``submit_param_bool`` reads it (:func:`boolean_param`)."""
+    try:
+        return boolean_param(text)
+    except ValueError:
+        raise fail(f"{text.strip()!r} must be true or false (or an expression that evaluates "
+                   "to one)", command) from None
+
+
 def policy(r: RuleReader) -> None:
     if _boolean(r, "hold"):
         r["JobStatus"] = 5
@@ -514,33 +523,34 @@ SIMPLE_COMMANDS: dict[str, tuple[str, str]] = {
     "hold_kill_sig": ("HoldKillSig", "signal"), "remove_kill_sig": ("RemoveKillSig", "signal"),
     "coresize": ("CoreSize", "expr"), "stack_size": ("StackSize", "expr"),
     "job_lease_duration": ("JobLeaseDuration", "expr"),
-    "match_list_length": ("LastMatchListLength", "expr"),
+    "match_list_length": ("LastMatchListLength", "int"),
     "noop_job": ("IsNoopJob", "expr"), "noop_job_exit_code": ("NoopJobExitCode", "expr"),
     "noop_job_exit_signal": ("NoopJobExitSignal", "expr"),
     "submit_event_notes": ("SubmitEventNotes", "string"),
     "job_ad_information_attrs": ("JobAdInformationAttrs", "string"),
     "ulog_execute_attrs": ("UserLogExecuteEventAttrs", "string"),
     "job_machine_attrs": ("JobMachineAttrs", "string"),
-    "job_machine_attrs_history_length": ("JobMachineAttrsHistoryLength", "expr"),
+    "job_machine_attrs_history_length": ("JobMachineAttrsHistoryLength", "int"),
     "allowed_execute_duration": ("AllowedExecuteDuration", "expr"),
     "allowed_job_duration": ("AllowedJobDuration", "expr"),
     "keep_claim_idle": ("KeepClaimIdle", "expr"), "next_job_start_delay": ("NextJobStartDelay", "expr"),
-    "skip_if_dataflow": ("SkipIfDataflow", "expr"), "manifest": ("ManifestDesired", "expr"),
-    "erase_output_and_error_on_restart": ("EraseOutputAndErrorOnRestart", "expr"),
+    "skip_if_dataflow": ("SkipIfDataflow", "bool"), "manifest": ("ManifestDesired", "bool"),
+    "manifest_dir": ("ManifestDir", "string"),
+    "erase_output_and_error_on_restart": ("EraseOutputAndErrorOnRestart", "bool"),
     "starter_debug": ("JobStarterDebug", "string"),
-    "run_as_owner": ("RunAsOwner", "expr"), "load_profile": ("LoadProfile", "expr"),
+    "run_as_owner": ("RunAsOwner", "bool"), "load_profile": ("LoadProfile", "bool"),
     "remote_initialdir": ("RemoteIwd", "string"), "scitokens_file": ("ScitokensFile", "string"),
     "notify_user": ("NotifyUser", "string"),
     "encrypt_input_files": ("EncryptInputFiles", "string"),
     "encrypt_output_files": ("EncryptOutputFiles", "string"),
     "dont_encrypt_input_files": ("DontEncryptInputFiles", "string"),
     "dont_encrypt_output_files": ("DontEncryptOutputFiles", "string"),
-    "encrypt_execute_directory": ("EncryptExecuteDirectory", "expr"),
-    "preserve_relative_paths": ("PreserveRelativePaths", "expr"),
-    "checkpoint_exit_code": ("SuccessCheckpointExitCode", "expr"),
+    "encrypt_execute_directory": ("EncryptExecuteDirectory", "bool"),
+    "preserve_relative_paths": ("PreserveRelativePaths", "bool"),
+    "checkpoint_exit_code": ("SuccessCheckpointExitCode", "int"),
     "docker_image": ("DockerImage", "string"), "docker_network_type": ("DockerNetworkType", "string"),
     "docker_pull_policy": ("DockerPullPolicy", "string"),
-    "docker_override_entrypoint": ("DockerOverrideEntrypoint", "expr"),
+    "docker_override_entrypoint": ("DockerOverrideEntrypoint", "bool"),
     "container_service_names": ("ContainerServiceNames", "string"),
     "jar_files": ("JarFiles", "string"), "java_vm_args": ("JavaVMArgs", "string"),
     "stream_output": (None, ""), "stream_error": (None, ""), "stream_input": (None, ""),
@@ -588,10 +598,16 @@ def simple(r: RuleReader) -> None:
             continue
         if kind == "string":
             r[attr] = string_value(text)
+        elif kind == "bool":
+            r[attr] = _boolean_param(text, command)
+        elif kind == "int":
+            r[attr] = _long_param(text, command)
         elif kind == "signal":
             r[attr] = signal_name(text, command)
         else:
             r[attr] = to_value(text, command)
+    if r.attr("SuccessCheckpointExitCode") is not None:
+        r["WantFTOnCheckpoint"] = True
     for name in file_list(r.get("container_service_names")):
         port = r.get(f"{name}_container_port")
         if port and port.strip():

@@ -202,3 +202,34 @@ def long_param(text: str) -> int:
     if isinstance(value, float) and math.isfinite(value):
         return int(value)
     raise ValueError("does not evaluate to a number")
+
+
+_BOOLEAN_WORDS = (("true", True), ("false", False), ("1", True), ("0", False))
+
+
+def boolean_param(text: str) -> bool:
+    """A yes/no command the way HTCondor's ``string_is_boolean_param`` reads it:
+    ``true``, ``false``, ``1`` or ``0`` (any case, blanks after), else a ClassAd
+    expression whose value is a boolean or a number (non-zero is true). ``yes`` is
+    not a boolean there (it names an attribute that is undefined).
+
+    Raises:
+        ValueError: anything else.
+    """
+    stripped = text.strip()
+    for word, value in _BOOLEAN_WORDS:
+        if stripped.lower() == word:
+            return value
+    if not stripped or len(stripped) > MAX_LONG_PARAM:
+        raise ValueError("not a boolean")
+    import classad
+
+    try:
+        value = classad.ExprTree(stripped).eval()
+    except (ValueError, RecursionError):
+        raise ValueError("not an expression") from None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return value != 0
+    raise ValueError("does not evaluate to a boolean")

@@ -169,3 +169,39 @@ def test_a_container_job_needs_no_executable_and_keeps_an_absolute_one_in_the_im
     assert (none["Cmd"], none["TransferExecutable"]) == ("", False)
     inside = job("container_image = docker://a", executable="/usr/bin/python3")
     assert (inside["Cmd"], inside["TransferExecutable"]) == ("/usr/bin/python3", False)
+
+
+# --- simple commands: the prunable_keywords table and SubmitHash::do_simple_commands ---
+
+def test_manifest_commands():
+    """prunable_keywords: manifest is a boolean (ManifestDesired), manifest_dir a string
+    (ManifestDir)."""
+    ad = job("manifest = true\nmanifest_dir = /data/manifests")
+    assert (ad["ManifestDesired"], ad["ManifestDir"]) == (True, "/data/manifests")
+
+
+@pytest.mark.parametrize("text, value", [("true", True), ("FALSE", False), ("1", True),
+                                         ("0", False), ("2 > 1", True)])
+def test_boolean_commands_read_as_string_is_boolean_param(text, value):
+    """do_simple_commands (f_as_bool): true/false/1/0 or an expression with a boolean value."""
+    ad = job(f"manifest = {text}\npreserve_relative_paths = {text}")
+    assert ad["ManifestDesired"] is value and ad["PreserveRelativePaths"] is value
+
+
+@pytest.mark.parametrize("line, command", [("manifest = yes", "manifest"),
+                                           ("skip_if_dataflow = maybe", "skip_if_dataflow"),
+                                           ("checkpoint_exit_code = abc", "checkpoint_exit_code"),
+                                           ("match_list_length = x", "match_list_length")])
+def test_boolean_and_integer_commands_refuse_other_values(line, command):
+    """do_simple_commands: "must eval to a boolean" / "must eval to an integer" errors."""
+    assert command in refused(line)
+
+
+def test_integer_commands_are_truncated_integers():
+    """do_simple_commands (f_as_int) reads string_is_long_param: 85.7 is 85."""
+    assert job("checkpoint_exit_code = 85.7")["SuccessCheckpointExitCode"] == 85
+
+
+def test_a_checkpoint_exit_code_asks_for_transfer_on_checkpoint():
+    """SetAutoAttributes: a job with a checkpoint exit code gets WantFTOnCheckpoint."""
+    assert job("checkpoint_exit_code = 85")["WantFTOnCheckpoint"] is True
