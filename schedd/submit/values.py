@@ -187,14 +187,7 @@ def long_param(text: str) -> int:
     stripped = text.strip()
     if _INT.match(stripped):
         return int(checked_digits(stripped))
-    if not stripped or len(stripped) > MAX_LONG_PARAM:
-        raise ValueError("not an integer")
-    import classad
-
-    try:
-        value = classad.ExprTree(stripped).eval()
-    except (ValueError, RecursionError):
-        raise ValueError("not an expression") from None
+    value = _evaluated(stripped)
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -220,16 +213,22 @@ def boolean_param(text: str) -> bool:
     for word, value in _BOOLEAN_WORDS:
         if stripped.lower() == word:
             return value
-    if not stripped or len(stripped) > MAX_LONG_PARAM:
-        raise ValueError("not a boolean")
-    import classad
-
-    try:
-        value = classad.ExprTree(stripped).eval()
-    except (ValueError, RecursionError):
-        raise ValueError("not an expression") from None
+    value = _evaluated(stripped)
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and math.isfinite(value):
         return value != 0
     raise ValueError("does not evaluate to a boolean")
+
+
+def _evaluated(text: str) -> object:
+    """The value of a ClassAd expression on its own (no ad around it), for the
+    commands HTCondor evaluates when they are not a plain number or word."""
+    if not text or len(text) > MAX_LONG_PARAM:
+        raise ValueError("not an expression (or too long)")
+    import classad
+
+    try:
+        return classad.ExprTree(text).eval()
+    except (ValueError, RecursionError):
+        raise ValueError("not an expression") from None
