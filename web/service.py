@@ -17,12 +17,16 @@ from daemoncore.daemon import DaemonService, DaemonSettings, write_address_file
 from daemoncore.network_interface import ALL_INTERFACES
 from daemoncore.security.tls_server import daemon_tls
 from daemoncore.security.tokens import issue_token
+from daemoncore.wire import auth
+from daemoncore.wire.auth import token_verifier
+from daemoncore.wire.errors import Forbidden, Unauthenticated
 from daemoncore.wire.server import make_site
 from daemoncore.wire.tls_port import listen
 from web.access import loopback_default
 from web.reader import Limits, PoolReader
 from web.sampler import Sampler
 from web.site import SiteSettings, WebSite
+from web.snapshot import SnapshotKeeper
 from web.store import HistoryStore, rows_for_age
 
 _log = Logger()
@@ -31,19 +35,33 @@ _log = Logger()
 MAX_BODY_BYTES = 64 * 1024
 #: How long the owner's READ token lives; a new one is made at half of it.
 OWNER_TOKEN_SECONDS = 3600.0
+#: How long after one read of the pool the site reads it again (``WEB_SNAPSHOT_INTERVAL``).
+DEFAULT_SNAPSHOT_SECONDS = 2.0
 
 
 class WebService(DaemonService):
     """The web site daemon."""
 
     def __init__(self, settings: DaemonSettings, reactor, site_settings: SiteSettings, store_path: str,
-                 sample_interval: float, key: bytes | None = None) -> None:
+                 sample_interval: float, snapshot_interval: float = DEFAULT_SNAPSHOT_SECONDS,
+                 key: bytes | None = None) -> None:
         super().__init__(settings, reactor, key)
         self.site_settings = site_settings
         self.threads = ThreadPool(minthreads=0, maxthreads=site_settings.threads + 1, name="web")
         self.store = HistoryStore(store_path, rows_for_age(sample_interval))
         self._owner: tuple[str, float] | None = None
         self.sampler = Sampler(reactor, self.threads, self.store, self._sampling_reader, sample_interval)
+        self.snapshots = SnapshotKeeper(reactor, self.threads, self._sampling_reader, snapshot_interval)
+        self._verify = token_verifier(self.credentials.verify_key, reactor)
+
+    def check_token(self, token: str) -> str | None:
+        """Why the pool refuses ``token`` for reading (as its daemons would), or None when it accepts it."""
+        try:
+            auth.require_level(auth.authenticate(f"Bearer {token}", self._verify, "READ"), "READ",
+                               "reading the web site")
+        except (Unauthenticated, Forbidden) as exc:
+            return str(exc)
+        return None
 
     def advertise_self(self, ad: dict) -> None:
         """The site advertises nothing: it is found through its address file."""
@@ -71,7 +89,7 @@ class WebService(DaemonService):
         self.start_time = self.reactor.seconds()
         self.threads.start()
         resource = WebSite(self.site_settings, self.reactor, self.threads, self.store, self.owner_token,
-                           self.reactor.seconds)
+                           self.reactor.seconds, self.snapshots, self.check_token)
         site = make_site(resource, max_body=MAX_BODY_BYTES, timeout=self.settings.request_timeout,
                          clock=self.reactor)
         bind = ALL_INTERFACES if self.settings.bind_all else self.settings.interface
@@ -81,10 +99,12 @@ class WebService(DaemonService):
         if not os.environ.get("ROOST_MASTER_PID"):
             print(f"Roost web site at {site_url(self.address)} (Ctrl-C stops it)", flush=True)  # roost web
         self.sampler.start()
+        self.snapshots.start()
 
     def stopService(self):
         """Stop sampling, close the listener, the threads and the store."""
         self.sampler.stop()
+        self.snapshots.stop()
         closing = maybeDeferred(super().stopService)
         closing.addBoth(lambda result: (self.threads.stop(), self.store.close(), result)[-1])
         return closing
@@ -107,8 +127,10 @@ def build_web(settings: DaemonSettings, reactor, config: Config) -> WebService:
         raise ConfigError("the web site needs the pool's collector: set COLLECTOR_HOST (the master sets it "
                           "for the daemons it starts)")
     interval = config.param_duration("WEB_SAMPLE_INTERVAL", 60)
-    if interval <= 0:
-        raise ConfigError(f"WEB_SAMPLE_INTERVAL must be a positive duration, not {interval}")
+    snapshot = config.param_duration("WEB_SNAPSHOT_INTERVAL", DEFAULT_SNAPSHOT_SECONDS)
+    for name, value in (("WEB_SAMPLE_INTERVAL", interval), ("WEB_SNAPSHOT_INTERVAL", snapshot)):
+        if value <= 0:
+            raise ConfigError(f"{name} must be a positive duration, not {value}")
     allow = config.param_bool("WEB_ALLOW_LOOPBACK_WITHOUT_TOKEN",
                               loopback_default(settings.interface, settings.bind_all))
     limits = Limits(slots=config.param_int("WEB_MAX_SLOTS", Limits().slots),
@@ -119,4 +141,4 @@ def build_web(settings: DaemonSettings, reactor, config: Config) -> WebService:
                         tls=settings.tls.serves_tls, limits=limits, timeout=settings.request_timeout)
     store = config.param("WEB_HISTORY_FILE") or os.path.join(config.param("SPOOL") or config.param("LOG", "."),
                                                              "web_history.sqlite")
-    return WebService(settings, reactor, site, store, interval)
+    return WebService(settings, reactor, site, store, interval, snapshot)

@@ -22,6 +22,7 @@ from twisted.web.resource import Resource
 from web import access
 from web.reader import READ_ERRORS, Limits, PoolReader
 from web.render import render_page
+from web.snapshot import SnapshotKeeper
 from web.store import HistoryStore
 from web.views import PAGES, NoSuchJob, View, job_view
 
@@ -63,8 +64,11 @@ class WebSite(Resource):
     isLeaf = True
 
     def __init__(self, settings: SiteSettings, reactor, threadpool: ThreadPool, store: HistoryStore | None,
-                 owner_token: Callable[[], str | None], clock: Callable[[], float]) -> None:
+                 owner_token: Callable[[], str | None], clock: Callable[[], float], snapshots: SnapshotKeeper,
+                 check_token: Callable[[str], str | None]) -> None:
         super().__init__()
+        self._snapshots = snapshots
+        self._check_token = check_token
         self._settings = settings
         self._reactor = reactor
         self._threads = threadpool
@@ -96,6 +100,9 @@ class WebSite(Resource):
         who = access.caller(_headers(request), _peer(request), self._settings.loopback_allowed)
         if not who.allowed:
             return self._login_page(request, 401, path, "")
+        refused = self._check_token(who.token) if who.token is not None else None
+        if refused is not None:
+            return self._login_page(request, 401, path, f"the pool refuses this token: {refused}")
         token = who.token if who.token is not None else self._owner_token()
         return self._page(request, path, token, job)
 
@@ -103,13 +110,15 @@ class WebSite(Resource):
     def _page(self, request: server.Request, path: str, token: str | None, job) -> int:
         if len(self._workers.waiting) >= MAX_WAITING:
             return self._error(request, 503, "busy", "the site is answering too many requests; try again shortly")
-        reader = PoolReader(self._settings.collector, token, self._settings.limits, self._settings.timeout)
         now = self._clock()
         if job is not None:
-            work = (job_view, reader, int(job.group(1)), int(job.group(2)))
+            reader = PoolReader(self._settings.collector, token, self._settings.limits, self._settings.timeout)
+            made = self._workers.run(deferToThreadPool, self._reactor, self._threads, job_view, reader,
+                                     int(job.group(1)), int(job.group(2)))
         else:
-            work = (PAGES[path], reader, self._store, now)
-        made = self._workers.run(lambda: deferToThreadPool(self._reactor, self._threads, *work))
+            made = self._snapshots.ready()
+            made.addCallback(lambda snapshot: self._workers.run(deferToThreadPool, self._reactor, self._threads,
+                                                                PAGES[path], snapshot, self._store, now))
         made.addCallback(self._answer_view, request, path)
         made.addErrback(self._answer_failure, request, path)
         return server.NOT_DONE_YET

@@ -1,6 +1,6 @@
-"""Each page's blocking work: read what it needs through a :class:`PoolReader` and
-make its data (and the template values) with :mod:`web.pages`. Called in a worker
-thread, one call per request."""
+"""Each page's data (and its template values) with :mod:`web.pages`: the pool-wide pages
+from the latest :class:`Snapshot`, a job's page from reads of its own through a
+:class:`PoolReader` with the caller's token. Called in a worker thread, one call per request."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ from web import pages
 from web.charts import line_chart
 from web.reader import PoolReader
 from web.render import STATUS_WORDS
+from web.snapshot import Snapshot
 from web.store import HistoryStore
 
 DAY = 24 * 3600.0
-#: Jobs the queue page links to at most.
-MAX_JOB_LINKS = 200
 
 
 @frozen
@@ -28,49 +27,45 @@ class View:
     extra: dict
 
 
-def pool_view(reader: PoolReader, store: HistoryStore | None, now: float) -> View:
+def _problems(snapshot: Snapshot) -> dict:
+    return {"problems": [snapshot.problem] if snapshot.problem else []}
+
+
+def pool_view(snapshot: Snapshot, store: HistoryStore | None, now: float) -> View:
     """The pool page: slots by state, per host, and the jobs chart."""
-    data = pages.pool_page(reader.slots())
     samples = store.jobs_since(now - DAY) if store else []
     chart = line_chart([("running", "running", [(s.time, s.running) for s in samples]),
                         ("idle", "idle", [(s.time, s.idle) for s in samples]),
                         ("held", "held", [(s.time, s.held) for s in samples])], now, DAY)
-    data["jobs_history"] = [{"time": s.time, "running": s.running, "idle": s.idle, "held": s.held}
-                            for s in samples]
-    return View("pool", data, {"chart": chart})
+    data = {**snapshot.pool, "jobs_history": [{"time": s.time, "running": s.running, "idle": s.idle,
+                                               "held": s.held} for s in samples]}
+    return View("pool", data, {"chart": chart, **_problems(snapshot)})
 
 
-def gpus_view(reader: PoolReader, _store: HistoryStore | None, _now: float) -> View:
+def gpus_view(snapshot: Snapshot, _store: HistoryStore | None, _now: float) -> View:
     """The GPU page: every card and its shares."""
-    return View("gpus", pages.gpus_page(reader.ads("Machine", (), "TotalSlotGPUs > 0")), {})
+    return View("gpus", snapshot.gpus, _problems(snapshot))
 
 
-def queue_view(reader: PoolReader, _store: HistoryStore | None, _now: float) -> View:
+def queue_view(snapshot: Snapshot, _store: HistoryStore | None, _now: float) -> View:
     """The queue page: counts per user and batch, and links to the first jobs."""
-    jobs = reader.jobs()
-    data = pages.queue_page(jobs)
-    links = [{"id": f"{job.get('ClusterId')}.{job.get('ProcId')}", "owner": job.get("Owner", ""),
-              "batch": job.get("JobBatchName", ""), "status": job.get("JobStatus")}
-             for job in jobs[:MAX_JOB_LINKS]]
-    return View("queue", data, {"jobs": links})
+    return View("queue", snapshot.queue, {"jobs": snapshot.job_links, **_problems(snapshot)})
 
 
-def fairshare_view(reader: PoolReader, store: HistoryStore | None, now: float) -> View:
+def fairshare_view(snapshot: Snapshot, store: HistoryStore | None, now: float) -> View:
     """The fair-share page: users, groups, and each group's use against its quota."""
-    data = pages.fairshare_page(reader.priorities(), reader.last_cycle())
     samples = store.groups_since(now - DAY) if store else []
     lines: list[tuple[str, str, list[tuple[float, float]]]] = []
     for group in sorted({s.group for s in samples}):
         mine = [s for s in samples if s.group == group]
         lines.append((f"{group} in use", "in-use", [(s.time, s.in_use) for s in mine]))
         lines.append((f"{group} quota", "quota", [(s.time, s.quota) for s in mine]))
-    return View("fairshare", data, {"chart": line_chart(lines, now, DAY)})
+    return View("fairshare", snapshot.fairshare, {"chart": line_chart(lines, now, DAY), **_problems(snapshot)})
 
 
-def flocking_view(reader: PoolReader, _store: HistoryStore | None, _now: float) -> View:
+def flocking_view(snapshot: Snapshot, _store: HistoryStore | None, _now: float) -> View:
     """The flocking page: pools flocked to and from."""
-    jobs = reader.jobs("RemotePool =!= undefined && JobStatus == 2", ("ClusterId", "ProcId", "JobStatus", "RemotePool"))
-    return View("flocking", pages.flocking_page(reader.schedds(), reader.ads("Submitter"), jobs), {})
+    return View("flocking", snapshot.flocking, _problems(snapshot))
 
 
 class NoSuchJob(LookupError):
@@ -94,7 +89,7 @@ def job_view(reader: PoolReader, cluster: int, proc: int) -> View:
     return View("job", data, {"status_word": STATUS_WORDS.get(ad.get("JobStatus"), "unknown")})
 
 
-PageBuilder = Callable[[PoolReader, "HistoryStore | None", float], View]
+PageBuilder = Callable[[Snapshot, "HistoryStore | None", float], View]
 
 #: The pages by path.
 PAGES: dict[str, PageBuilder] = {"/pool": pool_view, "/gpus": gpus_view, "/queue": queue_view,

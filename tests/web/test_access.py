@@ -11,6 +11,7 @@ from twisted.web.test.requesthelper import DummyRequest
 
 from web import access
 from web.site import SiteSettings, WebSite
+from web.snapshot import SnapshotKeeper
 
 
 def test_a_bearer_header_or_the_cookie_carries_the_token():
@@ -46,7 +47,8 @@ def test_the_login_page_sends_back_only_to_this_site():
 
 def site(loopback_allowed=False, tls=True):
     return WebSite(SiteSettings("127.0.0.1:1", loopback_allowed=loopback_allowed, tls=tls), None,
-                   ThreadPool(), None, lambda: None, lambda: 0.0)
+                   ThreadPool(), None, lambda: None, lambda: 0.0, SnapshotKeeper(None, None, None, 1.0),
+                   lambda token: None if token == "good.token" else "token rejected: bad signature")
 
 
 def request(path, method=b"GET", peer="198.18.0.7", headers=None, body=b""):
@@ -79,6 +81,11 @@ def test_without_a_token_every_page_answers_the_login_page_and_no_data():
     req = request("/pool?format=json")
     status, body = answer(site(), req)
     assert status == 401 and json.loads(body)["error"] == "unauthenticated"
+
+
+def test_a_token_the_pool_refuses_gets_the_login_page_with_the_reason():
+    status, body = answer(site(), request("/pool", headers={"authorization": "Bearer bad.token"}))
+    assert status == 401 and b'<form id="login"' in body and b"bad signature" in body
 
 
 def test_login_sets_a_strict_http_only_cookie_and_goes_back():
