@@ -28,16 +28,15 @@ def job_sample(time: float, submitters: Iterable[Mapping]) -> JobSample:
                      sum(_count(ad.get("IdleJobs")) for ad in ads), sum(_count(ad.get("HeldJobs")) for ad in ads))
 
 
+def _number(value: object) -> float:
+    return float(value) if type(value) in (int, float) else 0.0
+
+
 def group_sample(cycle: Mapping) -> dict[str, tuple[float, float]]:
     """Each group's (in use, quota) from the last cycle's answer."""
-    found = {}
-    for group in cycle.get("groups") or ():
-        if isinstance(group, Mapping) and isinstance(group.get("name"), str):
-            quota = group.get("quota")
-            found[group["name"]] = (float(_count(group.get("in_use")) if not isinstance(group.get("in_use"), float)
-                                          else group["in_use"]),
-                                    float(quota) if type(quota) in (int, float) else 0.0)
-    return found
+    return {group["name"]: (_number(group.get("in_use")), _number(group.get("quota")))
+            for group in cycle.get("groups") or ()
+            if isinstance(group, Mapping) and isinstance(group.get("name"), str)}
 
 
 class Sampler:
