@@ -41,7 +41,7 @@ class PageWatch:
 
     def attach(self, page) -> None:
         """Start recording ``page``'s events."""
-        page.on("dialog", self._dialog)
+        page.on("dialog", lambda dialog: self._dialog(dialog))
         page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
         page.on("pageerror", lambda error: self.script_errors.append(str(error)))
         page.on("framenavigated", lambda frame: frame == page.main_frame and self.navigations.append(frame.url))
