@@ -20,6 +20,9 @@ from schedd.submit.errors import SubmitError, client_only
 
 _CALL = re.compile(r"\$([A-Za-z_]*)\(")
 _MAX_DEPTH = 64
+#: what may stand between ``$(`` and ``)`` (or a ``:default``) for it to be a macro; any
+#: other text, such as ``$(two words)``, is kept as written (next_config_macro)
+_MACRO_NAME = re.compile(r"[A-Za-z0-9_.]*")
 #: names whose expansion differs between procs even though nothing assigns them
 RANDOM = "<random>"
 
@@ -53,7 +56,7 @@ def substitute_calls(text: str, call: Callable[[str, str], str | None]) -> str:
             end = j + 2
             if text.startswith("(", end):
                 close = matching_paren(text, end)
-                end = len(text) if close < 0 else close + 1
+                end = end + 1 if close < 0 else close + 1
             out.append(text[j:end])
             i = end
             continue
@@ -64,8 +67,10 @@ def substitute_calls(text: str, call: Callable[[str, str], str | None]) -> str:
             continue
         close = matching_paren(text, m.end() - 1)
         if close < 0:
-            out.append(text[j:])
-            break
+            # never closed: not a macro, but macros after it still are (next_config_macro)
+            out.append(text[j:m.end()])
+            i = m.end()
+            continue
         replaced = call(m.group(1), text[m.end():close])
         out.append(text[j:close + 1] if replaced is None else replaced)
         i = close + 1
@@ -131,8 +136,10 @@ class _Expansion:
     def call(self, func: str, inner: str, depth: int) -> str | None:
         """Expansion of ``$func(inner)``; None leaves the call in the text as written."""
         if func == "":
-            name, sep, default = self.run(inner, depth + 1).partition(":")
-            name = name.strip()
+            expanded = self.run(inner, depth + 1)
+            name, sep, default = expanded.partition(":")
+            if not _MACRO_NAME.fullmatch(name):
+                return f"$({expanded})"
             if name.upper() == "DOLLAR":
                 return "$"
             raw = self.scope.raw(name)

@@ -205,3 +205,24 @@ def test_integer_commands_are_truncated_integers():
 def test_a_checkpoint_exit_code_asks_for_transfer_on_checkpoint():
     """SetAutoAttributes: a job with a checkpoint exit code gets WantFTOnCheckpoint."""
     assert job("checkpoint_exit_code = 85")["WantFTOnCheckpoint"] is True
+
+
+# --- macros: next_config_macro in src/condor_utils/config.cpp --------------------------
+
+def test_an_unterminated_macro_is_kept_and_later_macros_still_expand():
+    """next_config_macro: a ``$(`` never closed is not a macro; the search goes on after
+    it, so a later ``$(X)`` is still expanded."""
+    ad = job("X = 1\narguments = a $(X b $(X) $(foo:def c")
+    assert ad["Args"] == "a $(X b 1 $(foo:def c"
+
+
+def test_a_body_that_is_not_a_name_is_kept_as_written():
+    """next_config_macro: before a ``:`` the body must be name characters; ``$(two words)``
+    is left as written (a default after ``:`` may hold blanks)."""
+    ad = job("X = 2\narguments = $(two words) $(X) $(none:with blanks)")
+    assert ad["Args"] == "$(two words) 2 with blanks"
+
+
+def test_an_unterminated_match_time_macro_does_not_hide_later_macros():
+    """next_config_macro treats ``$$(`` like ``$(``: unclosed, the search goes on after it."""
+    assert job("X = 2\narguments = $$(x $(X)")["Args"] == "$$(x 2"
