@@ -363,7 +363,7 @@ class Preemptor:
                 group_room -= running.weight
             found.append(self._take([running], name, running.weight, reason))
             used += running.weight
-        while self.settings.allow_pslot and len(found) < max_matches and used < allowance:
+        while len(found) < max_matches and used < allowance:
             match = self._pslot(job, submitter, group, reclaim, why)
             if match is None:
                 break
@@ -381,7 +381,9 @@ class Preemptor:
 
     def _pslot(self, job: ClassAd, submitter: str, group: str, reclaim: bool, why: list[str]) -> PreemptingMatch | None:
         """The first partitionable slot whose dynamic slots (PREEMPTION_RANK order, none
-        with retirement time left) can be given to ``job``."""
+        with retirement time left) can be given to ``job``: several of them together with
+        ``ALLOW_PSLOT_PREEMPTION``, else one dynamic slot alone (a claimed dynamic slot
+        is a candidate like a static one, as in HTCondor)."""
         children: dict[str, list[tuple[float, Running]]] = {}
         for running in self.running.values():
             if running.parent is None or running.parent not in self.parents:
@@ -399,7 +401,12 @@ class Preemptor:
                 (-preemption_rank(self.view(running), job, self.settings), running))
         for parent, kids in sorted(children.items()):
             kids.sort(key=lambda pair: (pair[0], pair[1].name))
-            picked = pslot_victims(self.parents[parent], [r for _, r in kids], job, self.match)
+            ordered = [r for _, r in kids]
+            if self.settings.allow_pslot:
+                picked = pslot_victims(self.parents[parent], ordered, job, self.match)
+            else:
+                picked = next(filter(None, (pslot_victims(self.parents[parent], [kid], job, self.match)
+                                            for kid in ordered if accepts(self.view(kid), job))), None)
             if picked is None or (reclaim and not self._within_over_quota(picked[0])):
                 continue
             victims, consumed = picked

@@ -161,11 +161,17 @@ def test_pslot_preemption_skips_dynamic_slots_with_retirement_left():
     assert len(p.find(bob_job(cpus=2), "bob@x", "<none>", 1, 10)[0][0].victims) == 1
 
 
-def test_pslot_preemption_is_off_by_default():
-    """Without ALLOW_PSLOT_PREEMPTION dynamic slots are never victims."""
+def test_without_pslot_preemption_a_dynamic_slot_is_a_victim_alone_never_with_others():
+    """Without ALLOW_PSLOT_PREEMPTION the negotiator looks at each slot ad on its own
+    (HTCondor's manual, "Partitionable slot preemption"): a claimed dynamic slot the job
+    fits is taken alone, through its parent; a job that needs two of them gets none."""
     parent = partitionable_slot("slot1@m", cpus=0)
-    kids = [dynamic("slot1_1@m", "slot1@m", "carol@x", 0)]
-    assert preemptor(kids, parents=[parent]).find(bob_job(cpus=2), "bob@x", "<none>", 1, 10)[0] == []
+    kids = [dynamic("slot1_1@m", "slot1@m", "carol@x", 0), dynamic("slot1_2@m", "slot1@m", "carol@x", 0)]
+    (match,) = preemptor(kids, parents=[parent]).find(bob_job(cpus=2), "bob@x", "<none>", 1, 10)[0]
+    assert match.slot_name == "slot1@m" and len(match.victims) == 1
+    assert preemptor(kids, parents=[parent]).find(bob_job(cpus=4), "bob@x", "<none>", 1, 10)[0] == []
+    both = preemptor(kids, PreemptionSettings(requirements=ALLOW, allow_pslot=True), parents=[parent])
+    assert len(both.find(bob_job(cpus=4), "bob@x", "<none>", 1, 10)[0][0].victims) == 2
 
 
 def test_negotiation_attributes_reach_preemption_requirements():
