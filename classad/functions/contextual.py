@@ -9,6 +9,7 @@ from classad import nodes as e
 from classad import operators as ops
 from classad.errors import ClassAdParseError
 from classad.functions import builtin
+from classad.functions.coercion import to_string
 from classad.functions.regex import compile_pattern
 from classad.parser import parse_expression
 from classad.unparse import unparse_pretty
@@ -36,8 +37,13 @@ def eval_(ctx, args):
     from classad.evaluate import compile_expr
 
     text = args[0](ctx)
+    if text is UNDEFINED or text is ERROR:
+        return ERROR
+    # fnCall.cpp eval: the argument is converted to a string first, so a time is
+    # parsed from its printed form (and is not an expression: error)
+    text = to_string(text)
     if type(text) is not str:
-        return ERROR if text is UNDEFINED else text
+        return ERROR
     try:
         node = parse_expression(text)
     except ClassAdParseError:

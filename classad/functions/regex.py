@@ -120,13 +120,11 @@ def regexp_member(pattern: object, targets: object, options: object = None) -> o
     element was undefined; error for a non-string element reached before a match.
     An invalid pattern matches no element (fnCall.cpp matchPatternMember counts an
     element whose match failed as not matching), so it is false, not error."""
-    bad = _check_args([pattern], options)
+    # fnCall.cpp matchPatternMember: error, then undefined, then the argument types
+    special = targets if targets is ERROR or targets is UNDEFINED else ""
+    bad = _check_args([pattern, special], options)
     if bad is not None:
         return bad
-    if targets is ERROR:
-        return ERROR
-    if targets is UNDEFINED:
-        return UNDEFINED
     if type(targets) is not list:
         return ERROR
     rx = compile_pattern(pattern, options or "")

@@ -31,7 +31,8 @@ def strcat(*args: object) -> object:
 def join(*args: object) -> object:
     """``join(sep, a, b, ...)``, ``join(sep, list)`` or ``join(list)``: the items as strings
     with the separator between them. Undefined items are left out and an undefined
-    separator counts as empty; an error anywhere is error. Called with one or two
+    separator counts as empty; an error anywhere is error. A separator is written only
+    once the result is not empty, so empty leading items leave none. Called with one or two
     arguments whose last is undefined (the list it would join), it is undefined."""
     if args and len(args) <= 2 and args[-1] is UNDEFINED:
         return UNDEFINED
@@ -51,10 +52,13 @@ def join(*args: object) -> object:
         text = to_string(item)
         if type(text) is not str:
             return ERROR
-        size += len(text) + len(sep)
+        if size and sep:  # fnCall.cpp strCat puts a separator only after some text
+            texts.append(sep)
+            size += len(sep)
+        size += len(text)
         limits.check_length(size)
         texts.append(text)
-    return sep.join(texts)
+    return "".join(texts)
 
 
 @builtin("substr", 2, 3)

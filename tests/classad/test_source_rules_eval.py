@@ -163,3 +163,28 @@ def test_self_names_the_ad_being_evaluated():
     assert ev("size(self)", "[a = 1; b = 2]") == 2
     assert ev("self", "[self = 3]") == 3
     assert ev("self.x", "[y = 1]") is UNDEFINED
+
+
+def test_join_writes_a_separator_only_after_some_text():
+    """fnCall.cpp strCat ("join"): the separator goes in front of an item only when
+    the result so far is not empty, so empty leading items leave no separator."""
+    assert ev('join(",", "", "a")') == "a"
+    assert ev('join(",", "", "", "a", "", "b")') == "a,,b"
+    assert ev('join(",", {"", "a"})') == "a"
+    assert ev('join(",", "a", "")') == "a,"
+
+
+def test_regexp_member_checks_undefined_before_types():
+    """fnCall.cpp matchPatternMember: error arguments first, then undefined ones, and
+    only then the types, so a non-string pattern with an undefined list is undefined."""
+    assert ev("regexpMember(2.5, undefined)") is UNDEFINED
+    assert ev("regexpMember(2.5, error)") is ERROR
+    assert ev('regexpMember(2.5, {"a"})') is ERROR
+
+
+def test_eval_parses_the_printed_form_of_its_argument():
+    """fnCall.cpp eval converts its argument to a string before parsing it: numbers and
+    lists come back as themselves, a time's printed form is no expression (error)."""
+    assert ev("eval(1)") == 1 and ev("eval(2.5)") == 2.5 and ev("eval({1})") == [1]
+    assert ev("eval(absTime(1000))") is ERROR and ev("eval(relTime(90))") is ERROR
+    assert ev('eval("1 + 1")') == 2 and ev("eval(undefined)") is ERROR
