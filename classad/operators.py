@@ -46,11 +46,18 @@ def real_result(x: float):
     return ERROR if x == _INF else x
 
 
+def _time_factor(v):
+    """A number that may scale a relative time: an int or a real, never a boolean
+    (operators.cpp timeArithmetic takes only integer and real factors)."""
+    t = type(v)
+    return v if t is int or t is float else None
+
+
 def _time_arith(op: str, a, b):
     """Arithmetic on times: absolute +/- relative, absolute - absolute, relative
     with relative, and relative scaled by a number; anything else is ERROR."""
     ta, tb = type(a), type(b)
-    nb = _as_number(b)
+    nb = _time_factor(b)
     if op == "+":
         if ta is AbsTime and tb is RelTime:
             return AbsTime(a.seconds + b.seconds, a.offset)
@@ -68,7 +75,7 @@ def _time_arith(op: str, a, b):
     elif op == "*":
         if ta is RelTime and nb is not None:
             return RelTime(a.seconds * nb)
-        na = _as_number(a)
+        na = _time_factor(a)
         if tb is RelTime and na is not None:
             return RelTime(b.seconds * na)
     elif op == "/":

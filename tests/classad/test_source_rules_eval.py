@@ -188,3 +188,12 @@ def test_eval_parses_the_printed_form_of_its_argument():
     assert ev("eval(1)") == 1 and ev("eval(2.5)") == 2.5 and ev("eval({1})") == [1]
     assert ev("eval(absTime(1000))") is ERROR and ev("eval(relTime(90))") is ERROR
     assert ev('eval("1 + 1")') == 2 and ev("eval(undefined)") is ERROR
+
+
+def test_a_boolean_does_not_scale_a_reltime():
+    """operators.cpp timeArithmetic multiplies or divides a relative time only by an
+    integer or a real: true and false there are error (unlike in plain arithmetic)."""
+    assert ev("relTime(90) * true") is ERROR and ev("false * relTime(90)") is ERROR
+    assert ev("relTime(90) / true") is ERROR
+    assert ev("relTime(90) * 2") == RelTime(180) and ev("2.5 * relTime(2)") == RelTime(5.0)
+    assert ev("true * 2") == 2
