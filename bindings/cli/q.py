@@ -12,15 +12,16 @@ import time
 from attrs import define, field
 
 import classad
-from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command, whole_number
+from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, UsageError, run_command, whole_number
 from bindings.cli.q_tables import (
     TABLE_ATTRIBUTES,
     batch_table,
+    fitted,
     hold_table,
     nobatch_table,
     run_table,
     schedd_banner,
-    totals_line,
+    totals_lines,
 )
 from bindings.cli.schedd_session import current_user, located_schedd, run_reporting
 from bindings.cli.status_format import (
@@ -38,6 +39,7 @@ USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
   -hold               held jobs, with their hold reasons
   -run                running jobs, with their hosts
   -totals             only the totals lines
+  -wide[:N]           rows whole (by default cut at 79 columns), or cut at N
   -allusers           every user's jobs (by default, only yours)
   -constraint EXPR    only jobs for which EXPR is true
   -af[:jlhVr,tng] A.. the values of attributes or expressions (j: job id first)
@@ -51,6 +53,10 @@ USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
   -analyze            why the chosen jobs do not run, in short
   -better-analyze     the same, with each Requirements clause counted against the slots
 """
+
+
+#: condor_q cuts its tables one short of the console width, 80 when not a terminal.
+DEFAULT_WIDTH = 79
 
 
 @define
@@ -71,6 +77,7 @@ class QueueRequest:
     name: str | None = None
     analysis: str | None = None
     attributes: list[str] = field(factory=list)
+    width: int | None = DEFAULT_WIDTH
 
     def constraint(self, me: str) -> str:
         """Every restriction as one expression; only ``me``'s jobs unless owners,
@@ -106,7 +113,7 @@ COMMAND = CommandLine("roost q", USAGE, [
     Option("-analyze", aliases=("-analyse",)), Option("-better-analyze", aliases=("-better-analyse",)),
     Option("-totals"), Option("-allusers", aliases=("-all",)), Option("-constraint", 1), Option("-pool", 1),
     Option("-name", 1), Option("-global"), Option("-limit", 1), Option("-format", 2), Option("-attributes", 1),
-    Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
+    Option("-autoformat", WORDS, aliases=("-af",), qualified=True), Option("-wide", qualified=True),
 ])
 
 
@@ -147,6 +154,8 @@ def _take(request: QueueRequest, given: Given) -> None:
         setattr(request, name[1:], given.value)
     elif name == "-limit":
         request.limit = whole_number(given)
+    elif name == "-wide":
+        request.width = wide_width(given)
     elif name == "-format":
         request.formats.append(given.values)
         request.display = "format"
@@ -156,22 +165,38 @@ def _take(request: QueueRequest, given: Given) -> None:
         request.display = "autoformat"
 
 
+def wide_width(given: Given) -> int | None:
+    """``-wide`` leaves rows whole; ``-wide:N`` cuts them at N-1 columns, as condor_q
+    treats N as the console's width.
+
+    Raises:
+        UsageError: N is not a whole number above 1.
+    """
+    if not given.qualifiers:
+        return None
+    if not given.qualifiers.isdigit() or int(given.qualifiers) < 2:
+        raise UsageError(f"-wide:{given.qualifiers}: the width must be a whole number above 1")
+    return int(given.qualifiers) - 1
+
+
 def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: str, now: float) -> str:
-    """The text ``roost q`` prints; ``everyone`` holds every job's Owner and JobStatus."""
+    """The text ``roost q`` prints; ``everyone`` holds every job's Owner, JobStatus and
+    JobUniverse. As condor_q: two blank lines and the schedd's banner, the table (cut to
+    the width unless ``-wide``; ``-hold`` is never cut), a blank line, the totals; with
+    ``-totals`` the banner is followed by the totals alone."""
     if request.attributes and request.display in ("long", "json"):
         ads = projected(ads, request.attributes)
     chosen = chosen_display(request, ads)
     if chosen is not None:
         return chosen
-    lines = ["", banner]
+    lines = ["", "", banner]
     if not request.totals_only:
         table = {"batch": batch_table, "hold": hold_table}.get(request.display)
         rows = table(ads) if table else (nobatch_table(ads, now) if request.display == "nobatch"
                                          else run_table(ads, now))
-        lines += rows
-    lines += ["", totals_line("query", ads),
-              totals_line(me, [ad for ad in everyone if ad.get("Owner") == me]),
-              totals_line("all users", everyone), ""]
+        lines += fitted(rows, None if request.display == "hold" else request.width) + [""]
+    mine = None if request.all_users else (me, [ad for ad in everyone if ad.get("Owner") == me])
+    lines += totals_lines(ads, mine, everyone)
     return "\n".join(lines) + "\n"
 
 
@@ -194,7 +219,7 @@ def _run(request: QueueRequest) -> int:
     tables = request.display in ("batch", "nobatch", "hold", "run")
     projection = TABLE_ATTRIBUTES if tables else request.attributes if request.display in ("long", "json") else []
     ads = schedd.query(request.constraint(me), projection, limit=request.limit)
-    everyone = schedd.query("true", ["Owner", "JobStatus"]) if tables else []
+    everyone = schedd.query("true", ["Owner", "JobStatus", "JobUniverse"]) if tables else []
     banner = schedd_banner(socket.gethostname(), schedd.address, time.time())
     sys.stdout.write(render(request, ads, everyone, me, banner, time.time()))
     return 0

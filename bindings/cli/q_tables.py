@@ -15,7 +15,7 @@ STATUS_LETTERS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 TABLE_ATTRIBUTES = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobPrio", "ImageSize", "Cmd", "Args",
                     "Arguments", "JobBatchName", "RemoteWallClockTime", "ShadowBday", "EnteredCurrentStatus",
                     "HoldReason", "RemoteHost", "LastRemoteHost", "RemotePool", "TotalSubmitProcs",
-                    "JobMaterializeNextProcId"]
+                    "JobMaterializeNextProcId", "JobUniverse"]
 
 
 def _get(ad, name: str, default=None):
@@ -26,11 +26,13 @@ def _get(ad, name: str, default=None):
 
 
 def short_time(epoch: object) -> str:
-    """``12/2  13:30`` as condor_q writes a date and time."""
-    if not isinstance(epoch, (int, float)):
-        return "???"
+    """A date as condor_q's QDATE column writes it (format_date in HTCondor's
+    format_time.cpp): ``%2d/%-2d %02d:%02d`` month, day, hour, minute, eleven
+    characters; a missing or negative time is ``    ???    ``."""
+    if not isinstance(epoch, (int, float)) or isinstance(epoch, bool) or epoch < 0:
+        return "    ???    "
     parts = time.localtime(epoch)
-    return f"{parts.tm_mon}/{parts.tm_mday}".ljust(5) + f" {parts.tm_hour:02d}:{parts.tm_min:02d}"
+    return f"{parts.tm_mon:2d}/{parts.tm_mday:<2d} {parts.tm_hour:02d}:{parts.tm_min:02d}"
 
 
 def run_time(seconds: object) -> str:
@@ -61,27 +63,45 @@ def _job_id(ad) -> str:
 
 
 def _id_cell(ad) -> str:
+    """The job id as the print formats write it: ClusterId ``%4d.`` in five
+    columns joined to ProcId ``%-3d`` in three (no space between)."""
     cluster, proc = _get(ad, "ClusterId", 0), _get(ad, "ProcId", 0)
-    return f"{cluster:>4}.{proc:<3}" if isinstance(cluster, int) and isinstance(proc, int) else _job_id(ad)
+    if isinstance(cluster, int) and isinstance(proc, int):
+        return f"{f'{cluster:4d}.':>5}{proc:<3d}"
+    return f"{_job_id(ad):<8}"
+
+
+def _owner_cell(ad) -> str:
+    return f"{str(_get(ad, 'Owner', '') or '??'):<14}"
+
+
+#: The headings the job tables share: the id (`` ID`` in 5, `` `` in 3) and OWNER in 14.
+ID_OWNER_HEADING = " ID     " + " " + f"{'OWNER':<14}"
 
 
 def nobatch_table(ads: Iterable, now: float) -> list[str]:
-    """One line per job: ID OWNER SUBMITTED RUN_TIME ST PRI SIZE CMD."""
-    lines = [" ID        OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD"]
-    for ad in ads:
+    """One line per job (condor_q's jobDefault print format): ID OWNER SUBMITTED
+    RUN_TIME ST PRI SIZE CMD; SUBMITTED right in 11, RUN_TIME right in 12, ST in 2,
+    PRI as wide as its widest value (at least 3), SIZE in MiB ``%.1f`` right in 4."""
+    ads = list(ads)
+    priorities = [str(_get(ad, "JobPrio", 0) or 0) for ad in ads]
+    pri_width = max([3, *(len(text) for text in priorities)])
+    lines = [f"{ID_OWNER_HEADING} {'  SUBMITTED':<11} {'    RUN_TIME':<12} ST {'PRI':<{pri_width}} SIZE CMD"]
+    for ad, priority in zip(ads, priorities):
         size = (_get(ad, "ImageSize", 0) or 0) / 1024.0
-        lines.append(f"{_id_cell(ad):<9} {str(_get(ad, 'Owner', '')):<14} {short_time(_get(ad, 'QDate')):>11} "
+        lines.append(f"{_id_cell(ad)} {_owner_cell(ad)} {short_time(_get(ad, 'QDate')):>11} "
                      f"{run_time(_job_run_time(ad, now)):>12} {STATUS_LETTERS.get(_get(ad, 'JobStatus'), '?'):<2} "
-                     f"{_get(ad, 'JobPrio', 0) or 0:<3} {size:<4.1f} {_command(ad)}")
+                     f"{priority:<{pri_width}} {size:>4.1f} {_command(ad)}")
     return lines
 
 
 def hold_table(ads: Iterable) -> list[str]:
-    """Held jobs: ID OWNER HELD_SINCE HOLD_REASON."""
-    lines = [" ID        OWNER          HELD_SINCE  HOLD_REASON"]
+    """Held jobs (condor_q's jobHold print format): ID OWNER HELD_SINCE (the
+    EnteredCurrentStatus date, right in 11) HOLD_REASON (whole)."""
+    lines = [f"{ID_OWNER_HEADING} {'HELD_SINCE':<11} HOLD_REASON"]
     for ad in ads:
-        lines.append(f"{_id_cell(ad):<9} {str(_get(ad, 'Owner', '')):<14} "
-                     f"{short_time(_get(ad, 'EnteredCurrentStatus')):>11} {_get(ad, 'HoldReason', '') or ''}")
+        lines.append(f"{_id_cell(ad)} {_owner_cell(ad)} {short_time(_get(ad, 'EnteredCurrentStatus')):>11} "
+                     f"{_get(ad, 'HoldReason', '') or ''}")
     return lines
 
 
@@ -94,13 +114,20 @@ def run_host(ad) -> str:
 
 
 def run_table(ads: Iterable, now: float) -> list[str]:
-    """Running jobs: ID OWNER SUBMITTED RUN_TIME HOST(S), a flocked job's pool beside its host."""
-    lines = [" ID        OWNER            SUBMITTED     RUN_TIME HOST(S)"]
+    """Running jobs (condor_q's jobRuntime print format): ID OWNER SUBMITTED
+    RUN_TIME HOST(S), a flocked job's pool beside its host."""
+    lines = [f"{ID_OWNER_HEADING} {'  SUBMITTED':<11} {'    RUN_TIME':<12} HOST(S)"]
     for ad in ads:
-        host = run_host(ad)
-        lines.append(f"{_id_cell(ad):<9} {str(_get(ad, 'Owner', '')):<14} {short_time(_get(ad, 'QDate')):>11} "
-                     f"{run_time(_job_run_time(ad, now)):>12} {host}")
+        lines.append(f"{_id_cell(ad)} {_owner_cell(ad)} {short_time(_get(ad, 'QDate')):>11} "
+                     f"{run_time(_job_run_time(ad, now)):>12} {run_host(ad)}")
     return lines
+
+
+def fitted(lines: list[str], width: int | None) -> list[str]:
+    """Rows cut to ``width`` characters, as condor_q cuts its tables to one less than
+    the console's width (80 when the output is not a terminal) unless ``-wide``;
+    ``None`` leaves them whole."""
+    return lines if width is None else [line[:width] for line in lines]
 
 
 def _batch_key(ad) -> tuple:
@@ -177,17 +204,40 @@ def batch_table(ads: Iterable) -> list[str]:
     return lines
 
 
-def totals_line(label: str, ads: Iterable) -> str:
-    """``Total for query: N jobs; C completed, X removed, I idle, R running, H held, S suspended``."""
-    counts: dict[object, int] = {}
-    total = 0
+#: JobUniverse of a scheduler-universe job (DAGMan), which the totals lines leave out.
+SCHEDULER_UNIVERSE = 7
+
+
+def job_counts(ads: Iterable) -> tuple[int, int, int, int, int, int, int]:
+    """(jobs, completed, removed, idle, running, held, suspended) as condor_q counts
+    them (count_job in queue.cpp): Transferring Output counts as running, and
+    scheduler-universe jobs are not counted at all."""
+    counts = dict.fromkeys(range(1, 8), 0)
     for ad in ads:
         status = _get(ad, "JobStatus")
-        counts[status] = counts.get(status, 0) + 1
-        total += 1
-    return (f"Total for {label}: {total} jobs; {counts.get(4, 0)} completed, {counts.get(3, 0)} removed, "
-            f"{counts.get(1, 0)} idle, {counts.get(2, 0) + counts.get(6, 0)} running, {counts.get(5, 0)} held, "
-            f"{counts.get(7, 0)} suspended")
+        if _get(ad, "JobUniverse") == SCHEDULER_UNIVERSE or status not in counts:
+            continue
+        counts[2 if status == 6 else status] += 1
+    running = counts[2]
+    return (sum(counts.values()), counts[4], counts[3], counts[1], running, counts[5], counts[7])
+
+
+def totals_line(label: str, ads: Iterable) -> str:
+    """``Total for LABEL: N jobs; C completed, X removed, I idle, R running, H held, S suspended``."""
+    jobs, completed, removed, idle, running, held, suspended = job_counts(ads)
+    return (f"Total for {label}: {jobs} jobs; {completed} completed, {removed} removed, {idle} idle, "
+            f"{running} running, {held} held, {suspended} suspended")
+
+
+def totals_lines(query: Iterable, mine: tuple[str, Iterable] | None, everyone: Iterable) -> list[str]:
+    """condor_q's standard summary (standard_summary2 and 3 in queue.cpp): the query's
+    line, the user's (``mine`` is the name and the jobs; None with ``-allusers``), then
+    every user's.
+    The summary is one row whose columns are joined by spaces and whose label cells
+    begin with a newline, so every line but the last ends with a space."""
+    labelled = [("query", query), *([] if mine is None else [mine]), ("all users", everyone)]
+    lines = [totals_line(label, ads) for label, ads in labelled]
+    return [line + " " for line in lines[:-1]] + lines[-1:]
 
 
 def schedd_banner(name: str, address: str, now: float) -> str:
