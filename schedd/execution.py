@@ -34,7 +34,7 @@ from daemoncore.wire.errors import BadRequest, NotFound, RemoteError
 from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from jobmodel.errors import InvalidTransitionError
-from jobmodel.states import JobId, JobStatus, Transition, job_id_of, removal_done, status_of, vacate
+from jobmodel.states import JobId, JobStatus, Transition, hold, job_id_of, removal_done, status_of, vacate
 from schedd.claims import (
     DEFAULT_ALIVE_INTERVAL,
     DEFAULT_CLAIM_WORKLIFE,
@@ -48,6 +48,8 @@ from schedd.claims import (
 )
 from schedd.flocking import HOME_LEVEL
 from schedd.gangs import Gangs, GangStep, gang_of, host_and_slot
+from schedd.match_substitution import HOLD_CODE as MATCH_HOLD_CODE
+from schedd.match_substitution import expand_match_macros, recorded_changes
 from schedd.negotiation import Match, parse_matches, pick_job, requests_for, submitter_key
 from schedd.queue.db import RunningClaim
 from shadow.owner_rights import INPUT, as_owner, job_account
@@ -391,6 +393,11 @@ class Execution(app_service.Service):
             self._cancelled.discard(job_id)
             self._reuse_or_release(claim)
             return
+        ad = self._match_expanded(ad, claim.slot_ad, job_id)
+        if ad is None:  # held: a $$() macro could not be resolved from this slot
+            self._starting.discard(job_id)
+            self._reuse_or_release(claim)
+            return
         self._starting.add(job_id)
         lease = lease_seconds_for(ad, self.lease_override)
         key = secrets.token_urlsafe(32)
@@ -410,6 +417,26 @@ class Execution(app_service.Service):
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
         self._send_activate(claim, shadow, body)
+
+    def _match_expanded(self, ad: ClassAd, slot_ad: ClassAd, job_id: JobId) -> ClassAd | None:
+        """The job ad with its ``$$()`` macros resolved from the slot, storing the ``MATCH_*``
+        attributes HTCondor keeps; None when one cannot be resolved and the job is now held."""
+        expansion = expand_match_macros(ad, slot_ad)
+        if not expansion.recorded and expansion.hold_reason is None:
+            return expansion.ad
+        changes = recorded_changes(expansion.recorded)
+
+        def stored(job: ClassAd, clock) -> Transition:
+            if expansion.hold_reason is None:
+                return Transition(job_id, changes)
+            held = hold(job, expansion.hold_reason, clock, code=MATCH_HOLD_CODE)
+            return attrs.evolve(held, changes={**held.changes, **changes})
+        try:
+            self.record(attrs.evolve(self.queue.transition(job_id, stored), stop_shadow=False))
+        except (InvalidTransitionError, KeyError) as exc:
+            _log.warn("job {job}: its $$() expansion was not stored: {why}", job=job_id, why=exc)
+            return None
+        return expansion.ad
 
     def _send_activate(self, claim: Claim, shadow: Shadow, body: dict) -> None:
         if self.shadows.get(shadow.job_id) is not shadow:  # stopped or requeued while it waited
