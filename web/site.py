@@ -37,7 +37,7 @@ SECURITY_HEADERS = {
     b"content-security-policy": b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                 b"frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     b"x-content-type-options": b"nosniff",
-    b"referrer-policy": b"no-referrer",
+    b"referrer-policy": b"same-origin",  # no-referrer would make browsers post the login form with Origin: null
     b"x-frame-options": b"DENY",
     b"cache-control": b"no-store",
 }
@@ -116,7 +116,7 @@ class WebSite(Resource):
             made = self._workers.run(deferToThreadPool, self._reactor, self._threads, job_view, reader,
                                      int(job.group(1)), int(job.group(2)))
         else:
-            made = self._snapshots.ready()
+            made = self._snapshots.current()
             made.addCallback(lambda snapshot: self._workers.run(deferToThreadPool, self._reactor, self._threads,
                                                                 PAGES[path], snapshot, self._store, now))
         made.addCallback(self._answer_view, request, path)

@@ -4,8 +4,9 @@ next read. Pages are rendered from it, so a page costs the same for 10 slots or 
 reading 100,000 jobs takes the schedd seconds, and no request waits for that.
 
 The reads go one after another, ``interval`` seconds after the last one ended, so a big
-pool is read as often as it can be without loading its daemons; a failed read keeps the
-last good snapshot and says why."""
+pool is read as often as it can be without loading its daemons; while reads are cheap
+(a small pool), a page asks for one of its own, so it never shows a stale queue. A failed
+read keeps the last good snapshot and says why."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from web.reader import READ_ERRORS, PoolReader
 
 #: Jobs the queue page links to at most.
 MAX_JOB_LINKS = 200
+#: A read of the pool faster than this is made for each page asked (coalesced), so pages are never stale.
+CHEAP_READ_SECONDS = 0.5
 
 _log = Logger()
 
@@ -68,30 +71,44 @@ def take_snapshot(reader: PoolReader, now: float) -> Snapshot:
 
 
 class SnapshotKeeper:
-    """Keeps the latest snapshot fresh: reads again ``interval`` seconds after each read ends."""
+    """Keeps the latest snapshot fresh: reads again ``interval`` seconds after each read ends.
 
-    def __init__(self, reactor, threadpool, reader: Callable[[], PoolReader], interval: float) -> None:
+    While a read of the pool takes less than ``cheap`` seconds, a page waits for a read
+    that starts after it was asked for (one read serves every page waiting), so a job
+    just submitted is on the next page; once reads are slower, a page gets the latest."""
+
+    def __init__(self, reactor, threadpool, reader: Callable[[], PoolReader], interval: float,
+                 cheap: float = CHEAP_READ_SECONDS) -> None:
         self._reactor = reactor
         self._threads = threadpool
         self._reader = reader
         self._interval = interval
+        self._cheap = cheap
         self._next = None
         self._stopped = False
-        self._waiting: list[Deferred] = []
+        self._reading = False
+        self._last_duration = 0.0
+        self._waiting: list[Deferred] = []  # served by the read under way
+        self._queued: list[Deferred] = []  # asked during a read: served by the one after it
         self.latest: Snapshot | None = None
 
-    def ready(self) -> Deferred:
-        """Fires with the latest snapshot: at once when there is one, else after the first read."""
-        if self.latest is not None:
+    def current(self) -> Deferred:
+        """Fires with the snapshot a page shows: a fresh read's when reads are cheap, else the latest."""
+        if self.latest is not None and self._last_duration > self._cheap:
             return succeed(self.latest)
         waiter: Deferred = Deferred()
-        self._waiting.append(waiter)
+        if self._reading:
+            self._queued.append(waiter)
+        else:
+            self._waiting.append(waiter)
+            self._read()
         return waiter
 
     def start(self) -> None:
         """Read now, then keep reading."""
         self._stopped = False
-        self._read()
+        if not self._reading:
+            self._read()
 
     def stop(self) -> None:
         """Stop reading."""
@@ -100,10 +117,13 @@ class SnapshotKeeper:
             self._next.cancel()
 
     def _read(self) -> None:
-        now = self._reactor.seconds()
-        done = deferToThreadPool(self._reactor, self._threads, take_snapshot, self._reader(), now)
-        done.addCallbacks(self._keep, self._failed, errbackArgs=(now,))
-        done.addBoth(self._again)
+        if self._next is not None and self._next.active():
+            self._next.cancel()
+        self._reading = True
+        started = self._reactor.seconds()
+        done = deferToThreadPool(self._reactor, self._threads, take_snapshot, self._reader(), started)
+        done.addCallbacks(self._keep, self._failed, errbackArgs=(started,))
+        done.addBoth(self._again, started)
 
     def _keep(self, snapshot: Snapshot) -> None:
         self.latest = snapshot
@@ -113,9 +133,14 @@ class SnapshotKeeper:
         _log.warn("web: reading the pool failed: {why}", why=why)
         self.latest = attrs.evolve(self.latest, problem=why) if self.latest else Snapshot(now, problem=why)
 
-    def _again(self, _result) -> None:
+    def _again(self, _result, started: float) -> None:
+        self._reading = False
+        self._last_duration = self._reactor.seconds() - started
         waiting, self._waiting = self._waiting, []
         for waiter in waiting:
             waiter.callback(self.latest)
-        if not self._stopped:
+        if self._queued:
+            self._waiting, self._queued = self._queued, []
+            self._read()
+        elif not self._stopped:
             self._next = self._reactor.callLater(self._interval, self._read)
