@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 
 from classad.values import UNDEFINED
 from jobmodel.concurrency_limits import LimitSyntaxError, parse_limits
@@ -47,6 +48,10 @@ _NO_LEASE = {"local", "scheduler", "grid"}
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 9: "SIGKILL",
            10: "SIGUSR1", 12: "SIGUSR2", 14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD",
            18: "SIGCONT", 19: "SIGSTOP", 20: "SIGTSTP"}
+
+
+#: signal names kill_sig, remove_kill_sig and hold_kill_sig accept (fixupKillSigName)
+SIGNAL_NAMES = frozenset(s.name for s in signal.Signals)
 
 
 def fail(message: str, command: str) -> SubmitError:
@@ -217,11 +222,19 @@ _STREAMS = (("input", "In", "TransferIn", "StreamIn", "stream_input", "transfer_
 
 
 def io(r: RuleReader) -> None:
+    """In, Out and Err with their transfer and stream flags (SubmitHash::SetStdin/
+    SetStdout/SetStderr); the flags are HTCondor booleans, and a vm universe job takes
+    no standard streams (CheckStdFile)."""
+    vm = universe_of(r) == "vm"
     for command, attr, transfer_attr, stream_attr, stream_cmd, transfer_cmd in _STREAMS:
         text = (r.get(command) or "").strip()
+        if vm and text and text != "/dev/null":
+            raise fail("a vm universe job takes no input, output or error file", command)
         r[attr] = text or "/dev/null"
-        if text and text != "/dev/null" and is_true(r.get(transfer_cmd), default=True):
-            r[stream_attr] = is_true(r.get(stream_cmd))
+        transfer = _given_boolean(r, transfer_cmd) if r.get(transfer_cmd) else True
+        stream = _given_boolean(r, stream_cmd)
+        if text and text != "/dev/null" and transfer:
+            r[stream_attr] = stream
         else:
             r[transfer_attr] = False
     log = (r.get("log") or "").strip()
@@ -310,8 +323,18 @@ def disk_usage(r: RuleReader, inputs: list[str]) -> None:
     r["DiskUsage"] = total
     r["ExecutableSize"] = r.attr("ExecutableSize") or 0
     image = r.get("image_size")
-    r["ImageSize"] = (size_value(image, KIB, "image_size") if image
-                      else r.attr("ExecutableSize") or 0)
+    r["ImageSize"] = image_size(image) if image and image.strip() else r.attr("ExecutableSize") or 0
+
+
+def image_size(text: str) -> int:
+    """image_size as SubmitHash::SetImageSize reads it: KiB, or a number with K, M, G or
+    T; it must be positive."""
+    value = size_value(text, KIB, "image_size")
+    if type(value) is not int:
+        raise fail(f"{text.strip()!r} is not a size (KiB, or a number with K, M, G or T)", "image_size")
+    if value < 1:
+        raise fail("must be positive", "image_size")
+    return value
 
 
 def url_schemes(urls: list[str]) -> list[str]:
@@ -387,16 +410,6 @@ def requests(r: RuleReader) -> None:
     gpus(r)
 
 
-def _boolean(r: RuleReader, command: str) -> bool | None:
-    text = r.get(command)
-    if text is None or not text.strip():
-        return None
-    word = text.strip().lower()
-    if word not in ("true", "false"):
-        raise fail(f"{text.strip()!r} is not true or false", command)
-    return word == "true"
-
-
 def _long_param(text: str, command: str) -> int:
     """An integer command as HTCondor's ``submit_param_int`` reads it (``1.5`` is 1)."""
     try:
@@ -406,6 +419,12 @@ def _long_param(text: str, command: str) -> int:
     if not -(1 << 31) <= value < (1 << 31) - 1:
         raise fail(f"{text.strip()!r} is out of bounds for an integer", command)
     return value
+
+
+def _given_boolean(r: RuleReader, command: str) -> bool:
+    """A yes/no command that is false when not given (submit_param_bool)."""
+    text = r.get(command)
+    return bool(text and text.strip()) and _boolean_param(text, command)
 
 
 def _boolean_param(text: str, command: str) -> bool:
@@ -418,7 +437,7 @@ def _boolean_param(text: str, command: str) -> bool:
 
 
 def policy(r: RuleReader) -> None:
-    if _boolean(r, "hold"):
+    if _given_boolean(r, "hold"):
         r["JobStatus"] = 5
         r["HoldReasonCode"] = 15
         r["HoldReason"] = "submitted on hold at user's request"
@@ -462,7 +481,7 @@ def concurrency_limits(r: RuleReader) -> None:
 def accounting(r: RuleReader) -> None:
     group = string_value(r.get("accounting_group") or "")
     user = string_value(r.get("accounting_group_user") or "")
-    nice = is_true(r.get("nice_user"))
+    nice = _given_boolean(r, "nice_user")
     if nice:
         r["MaxJobRetirementTime"] = 0
         group = group or "nice-user"
@@ -490,7 +509,7 @@ def retries(r: RuleReader) -> None:
         r["JobMaxRetries"] = 2
     text = "NumJobCompletions > JobMaxRetries || ExitCode is "
     if success and success.strip():
-        r["JobSuccessExitCode"] = to_value(success, "success_exit_code")
+        r["JobSuccessExitCode"] = _long_param(success, "success_exit_code")
         text += "JobSuccessExitCode"
     else:
         text += "0"
@@ -568,7 +587,10 @@ def signal_name(text: str, command: str) -> str:
         if int(t) not in SIGNALS:
             raise fail(f"{t} is not a signal number this system knows", command)
         return SIGNALS[int(t)]
-    return t.upper() if t.upper().startswith("SIG") else "SIG" + t.upper()
+    name = t.upper() if t.upper().startswith("SIG") else "SIG" + t.upper()
+    if name not in SIGNAL_NAMES:
+        raise fail(f"{t!r} is not a signal (use a name such as SIGTERM or a number)", command)
+    return name
 
 
 def credentials(r: RuleReader) -> None:
@@ -608,11 +630,44 @@ def simple(r: RuleReader) -> None:
             r[attr] = to_value(text, command)
     if r.attr("SuccessCheckpointExitCode") is not None:
         r["WantFTOnCheckpoint"] = True
-    for name in file_list(r.get("container_service_names")):
-        port = r.get(f"{name}_container_port")
-        if port and port.strip():
-            r[f"{name}_ContainerPort"] = to_value(port, f"{name}_container_port")
+    history = r.attr("JobMachineAttrsHistoryLength")
+    if type(history) is int and not 0 <= history <= MAX_INT:
+        raise fail(f"{history} is out of bounds 0 to {MAX_INT}", "job_machine_attrs_history_length")
+    preferences(r)
+    container_ports(r)
     deferral(r)
+
+
+MAX_INT = (1 << 31) - 1
+
+
+def preferences(r: RuleReader) -> None:
+    """SubmitHash::SetRank: ``preferences`` is another name for ``rank``; giving both is
+    an error."""
+    text = r.get("preferences")
+    if not text or not text.strip():
+        return
+    if (r.get("rank") or "").strip():
+        raise fail("preferences and rank may not both be given; keep one", "preferences")
+    r["Rank"] = to_value(text, "preferences")
+
+
+def container_ports(r: RuleReader) -> None:
+    """SubmitHash::SetContainerSpecial: every name in container_service_names needs a
+    ``<name>_container_port`` from 0 to 65535."""
+    if universe_of(r) not in ("docker", "container"):
+        return
+    for name in file_list(r.get("container_service_names")):
+        command = f"{name}_container_port"
+        text = r.get(command)
+        try:
+            port = long_param(text) if text and text.strip() else -1
+        except ValueError:
+            port = -1
+        if not 0 <= port <= 65535:
+            raise fail(f"the container service {name!r} needs a port from 0 to 65535 in "
+                       f"{command}", command if text else "container_service_names")
+        r[f"{name}_ContainerPort"] = port
 
 
 def deferral(r: RuleReader) -> None:

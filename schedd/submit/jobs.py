@@ -45,7 +45,7 @@ KNOWN_COMMANDS = set(SIMPLE_COMMANDS) | {
     "transfer_container", "container_target_dir", "vm_type", "vm_memory", "vm_disk",
     "vm_vcpus", "vm_checkpoint", "vm_networking", "vm_vnc", "dagman_log", "starter_log",
     "max_materialize", "copy_to_spool", "skip_filechecks", "rendezvousdir", "x509userproxy",
-    "use_scitokens", "gang_size", "cron_window", "cron_prep_time", "prio",
+    "use_scitokens", "gang_size", "cron_window", "cron_prep_time", "prio", "preferences",
 }
 
 

@@ -226,3 +226,51 @@ def test_a_body_that_is_not_a_name_is_kept_as_written():
 def test_an_unterminated_match_time_macro_does_not_hide_later_macros():
     """next_config_macro treats ``$$(`` like ``$(``: unclosed, the search goes on after it."""
     assert job("X = 2\narguments = $$(x $(X)")["Args"] == "$$(x 2"
+
+
+# --- descriptions HTCondor refuses: the push_error paths of the Set* functions ---------
+
+@pytest.mark.parametrize("text, command", [
+    ("universe = vm\nvm_type = kvm\nvm_memory = 128\ninput = in.txt", "input"),
+    ("rank = Memory\npreferences = Cpus", "preferences"),
+    ("kill_sig = NOSUCHSIGNAL", "kill_sig"),
+    ("hold_kill_sig = 999", "hold_kill_sig"),
+    ("container_image = docker://a\ncontainer_service_names = web", "container_service_names"),
+    ("container_image = docker://a\ncontainer_service_names = web\nweb_container_port = 70000",
+     "web_container_port"),
+    ("image_size = lots", "image_size"),
+    ("image_size = 0", "image_size"),
+    ("success_exit_code = abc", "success_exit_code"),
+    ("input = in.txt\ntransfer_input = maybe", "transfer_input"),
+    ("output = out.txt\nstream_output = perhaps", "stream_output"),
+    ("nice_user = maybe", "nice_user"),
+    ("hold = maybe", "hold"),
+    ("job_machine_attrs_history_length = -1", "job_machine_attrs_history_length"),
+])
+def test_descriptions_htcondor_refuses_are_refused_naming_the_command(text, command):
+    """CheckStdFile (vm streams), SetRank (both), fixupKillSigName (invalid signal),
+    SetContainerSpecial (service port), SetImageSize (invalid, not positive),
+    SetJobRetries (success_exit_code), submit_param_bool (booleans),
+    ReportCommonMistakes (history length bounds)."""
+    assert command in refused(text)
+
+
+def test_preferences_is_another_name_for_rank():
+    """SetRank: preferences is used when rank is not given."""
+    assert expr(job("preferences = Memory"), "Rank") == "Memory"
+
+
+def test_booleans_and_sizes_htcondor_accepts():
+    """submit_param_bool takes 1/0; SetImageSize takes units; signals by name or number."""
+    ad = job("hold = 1\nimage_size = 2M\nkill_sig = term\nremove_kill_sig = 9\n"
+             "container_image = docker://a\ncontainer_service_names = web\nweb_container_port = 8080")
+    assert (ad["JobStatus"], ad["ImageSize"], ad["KillSig"], ad["RemoveKillSig"]) == (5, 2048, "SIGTERM", "SIGKILL")
+    assert ad["web_ContainerPort"] == 8080
+
+
+def test_queue_count_with_a_slice_repeats_each_selected_item():
+    """condor_submit's queue loop: the slice picks items (ItemIndex keeps the item's place
+    in the whole list), the count repeats each one (Step 0..count-1)."""
+    ads = list(Submit("executable = /bin/true\narguments = $(x) $(ItemIndex) $(Step)\n"
+                      "queue 2 x in [1:3] (a, b, c, d)\n").jobs(owner="alice"))
+    assert [ad["Args"] for ad in ads] == ["b 1 0", "b 1 1", "c 2 0", "c 2 1"]
