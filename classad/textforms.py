@@ -13,7 +13,7 @@ from classad import nodes as e
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression, parse_expression_prefix
 from classad.transform import merge_entries, parse_integer
-from classad.unparse import quote_old_string, unparse_expr
+from classad.unparse import old_literal, unparse_expr
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
 
@@ -200,7 +200,7 @@ def _old_ad(cls, attrs: dict):
 
 
 def print_old(ad) -> str:
-    return "".join(f"{entry.name} = {unparse_expr(entry.expr, quote_old_string)}\n"
+    return "".join(f"{entry.name} = {unparse_expr(entry.expr, old_literal)}\n"
                    for entry in ad._ordered())
 
 

@@ -146,19 +146,22 @@ _PRINTED_OP = {"=?=": "is", "=!=": "isnt"}
 
 def unparse_expr(node, quote=None) -> str:
     """The compact canonical text of an expression tree (HTCondor's one-line form);
-    ``quote`` prints string literals (the old syntax quotes differently)."""
+    ``quote`` prints string and real literals (:func:`old_literal` for the old syntax,
+    which also keeps ``=?=``/``=!=`` rather than ``is``/``isnt``)."""
 
     t = type(node)
     if t is e.Literal:
-        return unparse_value(node.value) if quote is None or type(node.value) is not str \
+        kind = type(node.value)
+        return unparse_value(node.value) if quote is None or (kind is not str and kind is not float) \
             else quote(node.value)
     if t is e.AttrRef:
         return ("." if node.absolute else "") + quote_name(node.name)
     if t is e.Binary:
         first, rest = e.left_spine(node)
         parts = [unparse_expr(first, quote)]
+        printed = {} if quote is old_literal else _PRINTED_OP  # the old syntax keeps =?=
         for op, right in rest:
-            parts.append(f" {_PRINTED_OP.get(op, op)} {unparse_expr(right, quote)}")
+            parts.append(f" {printed.get(op, op)} {unparse_expr(right, quote)}")
         return "".join(parts)
     if t is e.Select:
         return f"{unparse_expr(node.base, quote)}.{node.name}"
@@ -221,6 +224,18 @@ def unparse_pretty(node, indent: int = 0) -> str:
                            for n, x in node.entries)
         return f"\n{pad}[\n{inner}\n{pad}]"
     return unparse_expr(node)
+
+
+def old_literal(v: str | float) -> str:
+    """A string or real literal as the old syntax prints it (sink.cpp in old-ClassAd
+    mode): strings by :func:`quote_old_string`, reals in ``%.16G`` with ``.0`` added
+    to a whole number (``1.5``, ``100.0``, ``1E-05``, ``1E+16``)."""
+    if type(v) is str:
+        return quote_old_string(v)
+    if v == 0.0 or not math.isfinite(v):
+        return format_real(v)
+    text = "%.16G" % v
+    return text if "." in text or "E" in text else text + ".0"
 
 
 def quote_old_string(s: str) -> str:
