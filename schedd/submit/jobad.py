@@ -421,6 +421,17 @@ def _long_param(text: str, command: str) -> int:
     return value
 
 
+def _integer(text: str, command: str, negative: bool = True) -> int:
+    """An integer command of HTCondor's simple table (string_is_long_param, no range)."""
+    try:
+        value = long_param(text)
+    except ValueError:
+        raise fail(f"{text.strip()!r} must evaluate to an integer", command) from None
+    if value < 0 and not negative:
+        raise fail(f"{text.strip()!r} must be a non-negative integer", command)
+    return value
+
+
 def _given_boolean(r: RuleReader, command: str) -> bool:
     """A yes/no command that is false when not given (submit_param_bool)."""
     text = r.get(command)
@@ -540,7 +551,7 @@ SIMPLE_COMMANDS: dict[str, tuple[str, str]] = {
     "want_graceful_removal": ("WantGracefulRemoval", "expr"),
     "kill_sig": ("KillSig", "signal"), "kill_sig_timeout": ("KillSigTimeout", "expr"),
     "hold_kill_sig": ("HoldKillSig", "signal"), "remove_kill_sig": ("RemoveKillSig", "signal"),
-    "coresize": ("CoreSize", "expr"), "stack_size": ("StackSize", "expr"),
+    "coresize": ("CoreSize", "int"), "stack_size": ("StackSize", "expr"),
     "job_lease_duration": ("JobLeaseDuration", "expr"),
     "match_list_length": ("LastMatchListLength", "int"),
     "noop_job": ("IsNoopJob", "expr"), "noop_job_exit_code": ("NoopJobExitCode", "expr"),
@@ -578,6 +589,19 @@ SIMPLE_COMMANDS: dict[str, tuple[str, str]] = {
     "cron_minute": ("CronMinute", "string"), "cron_hour": ("CronHour", "string"),
     "cron_day_of_month": ("CronDayOfMonth", "string"), "cron_month": ("CronMonth", "string"),
     "cron_day_of_week": ("CronDayOfWeek", "string"),
+    "batch_id": ("JobBatchId", "string"), "jobset": ("JobSetName", "string"),
+    "submit_event_user_notes": ("SubmitEventUserNotes", "string"),
+    "max_transfer_input_mb": ("MaxTransferInputMB", "expr"),
+    "max_transfer_output_mb": ("MaxTransferOutputMB", "expr"),
+    "want_io_proxy": ("WantIOProxy", "bool"),
+    "file_remaps": ("FileRemaps", "expr"), "buffer_files": ("BufferFiles", "expr"),
+    "buffer_size": ("BufferSize", "expr"), "buffer_block_size": ("BufferBlockSize", "expr"),
+    "fetch_files": ("FetchFiles", "string"), "compress_files": ("CompressFiles", "string"),
+    "append_files": ("AppendFiles", "string"), "local_files": ("LocalFiles", "string"),
+    "dagman_job_id": ("DAGManJobId", "uint"), "dag_node_name": ("DAGNodeName", "string"),
+    "parallel_script_shadow": ("ParallelScriptShadow", "string"),
+    "parallel_script_starter": ("ParallelScriptStarter", "string"),
+    "core_size": ("CoreSize", "int"),
 }
 
 
@@ -622,8 +646,8 @@ def simple(r: RuleReader) -> None:
             r[attr] = string_value(text)
         elif kind == "bool":
             r[attr] = _boolean_param(text, command)
-        elif kind == "int":
-            r[attr] = _long_param(text, command)
+        elif kind in ("int", "uint"):
+            r[attr] = _integer(text, command, negative=kind == "int")
         elif kind == "signal":
             r[attr] = signal_name(text, command)
         else:

@@ -274,3 +274,19 @@ def test_queue_count_with_a_slice_repeats_each_selected_item():
     ads = list(Submit("executable = /bin/true\narguments = $(x) $(ItemIndex) $(Step)\n"
                       "queue 2 x in [1:3] (a, b, c, d)\n").jobs(owner="alice"))
     assert [ad["Args"] for ad in ads] == ["b 1 0", "b 1 1", "c 2 0", "c 2 1"]
+
+
+def test_simple_table_commands_roost_did_not_know():
+    """prunable_keywords: batch_id, jobset, submit_event_user_notes, max_transfer_*_mb,
+    want_io_proxy, the file_remaps/buffer_* and fetch/compress/append/local_files
+    commands, dagman_job_id (non-negative), dag_node_name, parallel_script_* and
+    core_size (an integer of any size)."""
+    ad = job('batch_id = "b7"\njobset = nightly\nsubmit_event_user_notes = hello\n'
+             "max_transfer_input_mb = 100\nwant_io_proxy = true\nappend_files = a.log\n"
+             "dagman_job_id = 12\ndag_node_name = A\ncore_size = 10000000000\n"
+             "buffer_size = 524288\nparallel_script_shadow = s.sh")
+    assert (ad["JobBatchId"], ad["JobSetName"], ad["SubmitEventUserNotes"]) == ("b7", "nightly", "hello")
+    assert (ad["MaxTransferInputMB"], ad["WantIOProxy"], ad["AppendFiles"]) == (100, True, "a.log")
+    assert (ad["DAGManJobId"], ad["DAGNodeName"], ad["CoreSize"]) == (12, "A", 10000000000)
+    assert (ad["BufferSize"], ad["ParallelScriptShadow"]) == (524288, "s.sh")
+    assert "dagman_job_id" in refused("dagman_job_id = -1")
