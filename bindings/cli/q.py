@@ -14,10 +14,12 @@ from attrs import define, field
 import classad
 from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, UsageError, run_command, whole_number
 from bindings.cli.q_tables import (
+    IO_CONSTRAINT,
     TABLE_ATTRIBUTES,
     batch_table,
     fitted,
     hold_table,
+    io_table,
     nobatch_table,
     run_table,
     schedd_banner,
@@ -38,6 +40,7 @@ USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
   -batch              one line per batch of jobs (the default)
   -hold               held jobs, with their hold reasons
   -run                running jobs, with their hosts
+  -io                 jobs moving files: runs, bytes in and out, transfer state
   -totals             only the totals lines
   -wide[:N]           rows whole (by default cut at 79 columns), or cut at N
   -allusers           every user's jobs (by default, only yours)
@@ -92,6 +95,8 @@ class QueueRequest:
             parts.append("JobStatus == 5")
         elif self.display == "run":
             parts.append("(JobStatus == 2 || JobStatus == 6 || JobStatus == 7)")
+        elif self.display == "io":
+            parts.append(IO_CONSTRAINT)
         return " && ".join(parts) or "true"
 
 
@@ -105,7 +110,7 @@ def _is_id(text: str) -> bool:
     return cluster.isdigit() and (proc == "" or proc.isdigit())
 
 
-DISPLAYS = {"-nobatch": "nobatch", "-batch": "batch", "-dag": "batch", "-hold": "hold", "-run": "run",
+DISPLAYS = {"-nobatch": "nobatch", "-batch": "batch", "-dag": "batch", "-hold": "hold", "-run": "run", "-io": "io",
             "-long": "long", "-json": "json"}
 ANALYSES = {"-analyze": "short", "-better-analyze": "better"}
 COMMAND = CommandLine("roost q", USAGE, [
@@ -191,7 +196,7 @@ def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: st
         return chosen
     lines = ["", "", banner]
     if not request.totals_only:
-        table = {"batch": batch_table, "hold": hold_table}.get(request.display)
+        table = {"batch": batch_table, "hold": hold_table, "io": io_table}.get(request.display)
         rows = table(ads) if table else (nobatch_table(ads, now) if request.display == "nobatch"
                                          else run_table(ads, now))
         lines += fitted(rows, None if request.display == "hold" else request.width) + [""]
@@ -216,7 +221,7 @@ def _dispatch(request: QueueRequest) -> int:
 def _run(request: QueueRequest) -> int:
     schedd = located_schedd(request.pool, request.name)
     me = current_user(request.pool)
-    tables = request.display in ("batch", "nobatch", "hold", "run")
+    tables = request.display in ("batch", "nobatch", "hold", "run", "io")
     projection = TABLE_ATTRIBUTES if tables else request.attributes if request.display in ("long", "json") else []
     ads = schedd.query(request.constraint(me), projection, limit=request.limit)
     everyone = schedd.query("true", ["Owner", "JobStatus", "JobUniverse"]) if tables else []

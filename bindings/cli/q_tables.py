@@ -15,7 +15,8 @@ STATUS_LETTERS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 TABLE_ATTRIBUTES = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobPrio", "ImageSize", "Cmd", "Args",
                     "Arguments", "JobBatchName", "RemoteWallClockTime", "ShadowBday", "EnteredCurrentStatus",
                     "HoldReason", "RemoteHost", "LastRemoteHost", "RemotePool", "TotalSubmitProcs",
-                    "JobMaterializeNextProcId", "JobUniverse"]
+                    "JobMaterializeNextProcId", "JobUniverse", "NumJobStarts", "BytesRecvd", "BytesSent",
+                    "TransferringInput", "TransferringOutput", "TransferQueued"]
 
 
 def _get(ad, name: str, default=None):
@@ -120,6 +121,47 @@ def run_table(ads: Iterable, now: float) -> list[str]:
     for ad in ads:
         lines.append(f"{_id_cell(ad)} {_owner_cell(ad)} {short_time(_get(ad, 'QDate')):>11} "
                      f"{run_time(_job_run_time(ad, now)):>12} {run_host(ad)}")
+    return lines
+
+
+def readable_bytes(amount: object) -> str:
+    """A byte count as HTCondor's metric_units writes it: divided by 1024 while above
+    1024 (up to TB), ``%.1f`` and the unit (``B `` with its trailing space, KB, MB, GB,
+    TB); ``??`` when the job has no such count."""
+    if not isinstance(amount, (int, float)) or isinstance(amount, bool):
+        return "??"
+    value, units = float(amount), ["B ", "KB", "MB", "GB", "TB"]
+    power = 0
+    while value > 1024.0 and power < len(units) - 1:
+        value /= 1024.0
+        power += 1
+    return f"{value:.1f} {units[power]}"
+
+
+#: The jobs ``-io`` shows (the WHERE of condor_q's jobIO print format).
+IO_CONSTRAINT = ("(JobUniverse == 1 || TransferQueued =?= true || TransferringOutput =?= true"
+                 " || TransferringInput =?= true)")
+
+
+def _transfer_states(ad) -> str:
+    """condor_q -io's MISC cell for a job outside the standard universe:
+    ``transfer=`` and which of in, out and queued are under way."""
+    states = [word for word, name in (("in", "TransferringInput"), ("out", "TransferringOutput"),
+                                      ("queued", "TransferQueued")) if _get(ad, name) is True]
+    return "transfer=" + ",".join(states) if states else ""
+
+
+def io_table(ads: Iterable) -> list[str]:
+    """Jobs moving files (condor_q's jobIO print format): ID OWNER RUNS (NumJobStarts,
+    ``%4d``) ST INPUT (BytesRecvd) OUTPUT (BytesSent) RATE (both, in 10) MISC."""
+    lines = [f"{ID_OWNER_HEADING} RUNS ST  INPUT  OUTPUT {' RATE':<10} MISC"]
+    for ad in ads:
+        starts = _get(ad, "NumJobStarts")
+        received, sent = _get(ad, "BytesRecvd"), _get(ad, "BytesSent")
+        both = received + sent if all(isinstance(v, (int, float)) for v in (received, sent)) else None
+        lines.append(f"{_id_cell(ad)} {_owner_cell(ad)} {starts if isinstance(starts, int) else '?':>4} "
+                     f"{STATUS_LETTERS.get(_get(ad, 'JobStatus'), '?'):<2} {readable_bytes(received):>6} "
+                     f"{readable_bytes(sent):>7} {readable_bytes(both):>10} {_transfer_states(ad)}".rstrip())
     return lines
 
 

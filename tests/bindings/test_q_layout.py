@@ -9,7 +9,15 @@ import pytest
 import classad
 from bindings.cli.options import UsageError
 from bindings.cli.q import parse_arguments, render
-from bindings.cli.q_tables import hold_table, nobatch_table, run_table, short_time, totals_lines
+from bindings.cli.q_tables import (
+    hold_table,
+    io_table,
+    nobatch_table,
+    readable_bytes,
+    run_table,
+    short_time,
+    totals_lines,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -125,3 +133,23 @@ def test_a_bad_wide_width_is_refused():
     """-wide:N needs a whole number."""
     with pytest.raises(UsageError, match="-wide:abc"):
         parse_arguments(["-wide:abc"])
+
+
+def test_readable_bytes_as_metric_units_writes_them():
+    """metric_units (condor_utils/metric_units.cpp): divide by 1024 while above 1024,
+    %.1f and the unit, 'B ' keeping its trailing space; the header's own example 2096 is
+    '2.0 KB'."""
+    assert readable_bytes(2096) == "2.0 KB"
+    assert readable_bytes(1024) == "1024.0 B "
+    assert readable_bytes(3221225472) == "3.0 GB"
+    assert readable_bytes(None) == "??"
+
+
+def test_io_columns_and_which_jobs():
+    """jobIO_PrintFormat: ID OWNER RUNS ST INPUT OUTPUT RATE (width 10) MISC, for jobs
+    that are transferring or queued to (its WHERE); MISC names the transfer states."""
+    moving = job(JobStatus=2, NumJobStarts=1, BytesRecvd=2096, BytesSent=0, TransferringInput=True)
+    heading, row = io_table([moving])
+    assert heading == " ID      OWNER          RUNS ST  INPUT  OUTPUT  RATE      MISC"
+    assert row == "  23.0   alice             1 R  2.0 KB  0.0 B      2.0 KB transfer=in"
+    assert "TransferringInput =?= true" in parse_arguments(["-io"]).constraint("alice")
