@@ -43,6 +43,9 @@ BASE_ATTRIBUTES: dict[str, object] = {
 UNIVERSES = {"vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
              "local": 12, "vm": 13, "docker": 5, "container": 5}
 _RETIRED = {"standard": 1, "pvm": 4, "mpi": 8, "globus": 9}
+#: universes by number, as CondorUniverseNumberEx also reads them (universe = 5)
+_UNIVERSE_NUMBERS = {"1": "standard", "4": "pvm", "5": "vanilla", "7": "scheduler", "8": "mpi",
+                     "9": "grid", "10": "java", "11": "parallel", "12": "local", "13": "vm"}
 _KILLSIG_BY_DEFAULT = {"local", "scheduler", "parallel", "java", "grid", "vm"}
 _NO_LEASE = {"local", "scheduler", "grid"}
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 9: "SIGKILL",
@@ -63,6 +66,7 @@ def universe_of(r: RuleReader) -> str:
     container_image or docker_image is a ``container`` job, as in SubmitHash::SetUniverse."""
     text = r.get("universe")
     name = text.strip().lower() if text and text.strip() else "vanilla"
+    name = _UNIVERSE_NUMBERS.get(name, name)
     if name in _RETIRED:
         raise fail(f"the {name} universe is no longer supported; use vanilla", "universe")
     if name not in UNIVERSES:

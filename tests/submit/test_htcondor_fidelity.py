@@ -290,3 +290,14 @@ def test_simple_table_commands_roost_did_not_know():
     assert (ad["DAGManJobId"], ad["DAGNodeName"], ad["CoreSize"]) == (12, "A", 10000000000)
     assert (ad["BufferSize"], ad["ParallelScriptShadow"]) == (524288, "s.sh")
     assert "dagman_job_id" in refused("dagman_job_id = -1")
+
+
+@pytest.mark.parametrize("number, universe", [("5", 5), ("12", 12), ("7", 7)])
+def test_a_universe_may_be_given_by_number(number, universe):
+    """SetUniverse reads the universe with CondorUniverseNumberEx: a number is taken as is."""
+    assert job(f"universe = {number}")["JobUniverse"] == universe
+
+
+def test_retired_universes_by_number_are_refused():
+    """SetUniverse: a known but unsupported universe (1 is standard) is an error."""
+    assert "no longer supported" in refused("universe = 1")
