@@ -108,3 +108,14 @@ def test_json_empty_object_is_no_ad():
         js("{}")
     assert list(classad.parseAds('[{"a": 1}, {}, {"b": 2}]', classad.ParserType.JSON))[0].eval("a") == 1
     assert len(list(classad.parseAds('[{"a": 1}, {}, {"b": 2}]', classad.ParserType.JSON))) == 1
+
+
+def test_a_record_of_semicolons_alone_is_refused():
+    """source.cpp parseClassAd: semicolons separate attributes and may lead or trail
+    them, but '[;]' (semicolons and no attribute) is a syntax error; '[ ]' is empty."""
+    with pytest.raises(classad.ClassAdParseError):
+        classad.ExprTree("[;]")
+    with pytest.raises(classad.ClassAdParseError):
+        classad.ClassAd("[ ; ; ]")
+    assert len(classad.ClassAd("[ ]")) == 0
+    assert dict(classad.ClassAd("[ ;; a = 1;; b = 2 ;]").items()) == {"a": 1, "b": 2}
