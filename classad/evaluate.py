@@ -202,7 +202,15 @@ def subscript_value(ctx: Context, base, index):
             return ERROR
         return base[index]
     if isinstance(base, ClassAd) and type(index) is str:
-        return select_from(ctx, base, index.lower())
+        # operators.cpp: a subscript looks in that ad alone, unlike ad.name, which
+        # goes on to the ads enclosing it: a missing attribute is undefined
+        entry = base._attrs.get(index.lower())
+        if entry is None:
+            return UNDEFINED
+        const = entry.const
+        if const is not NOT_CONSTANT:
+            return const
+        return evaluate_entry(entry, ctx.frame_for(base))
     return ERROR
 
 

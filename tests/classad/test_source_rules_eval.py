@@ -197,3 +197,14 @@ def test_a_boolean_does_not_scale_a_reltime():
     assert ev("relTime(90) / true") is ERROR
     assert ev("relTime(90) * 2") == RelTime(180) and ev("2.5 * relTime(2)") == RelTime(5.0)
     assert ev("true * 2") == 2
+
+
+def test_a_record_subscript_looks_in_that_ad_alone():
+    """operators.cpp (SUBSCRIPT_OP on a classad) looks the name up in that ad only:
+    an attribute it lacks is undefined even when an enclosing ad defines it, while
+    z.missing (attribute selection) goes on to the enclosing ads."""
+    ad = "[z = [q = 1; r = q + 1]; missing = 4]"
+    assert ev('z["missing"]', ad) is UNDEFINED
+    assert ev("z.missing", ad) == 4
+    assert ev('z["R"]', ad) == 2
+    assert ev('[a = 1]["b"]') is UNDEFINED and ev("[a = 1][1]") is ERROR
