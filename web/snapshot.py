@@ -87,6 +87,7 @@ class SnapshotKeeper:
         self._next = None
         self._stopped = False
         self._reading = False
+        self._began = False  # the read under way has started reading (set in its worker thread)
         self._last_duration = 0.0
         self._waiting: list[Deferred] = []  # served by the read under way
         self._queued: list[Deferred] = []  # asked during a read: served by the one after it
@@ -97,8 +98,10 @@ class SnapshotKeeper:
         if self.latest is not None and self._last_duration > self._cheap:
             return succeed(self.latest)
         waiter: Deferred = Deferred()
-        if self._reading:
+        if self._reading and self._began:
             self._queued.append(waiter)
+        elif self._reading:
+            self._waiting.append(waiter)  # the read has not begun: what it reads is newer than the question
         else:
             self._waiting.append(waiter)
             self._read()
@@ -119,11 +122,15 @@ class SnapshotKeeper:
     def _read(self) -> None:
         if self._next is not None and self._next.active():
             self._next.cancel()
-        self._reading = True
+        self._reading, self._began = True, False
         started = self._reactor.seconds()
-        done = deferToThreadPool(self._reactor, self._threads, take_snapshot, self._reader(), started)
+        done = deferToThreadPool(self._reactor, self._threads, self._take, self._reader(), started)
         done.addCallbacks(self._keep, self._failed, errbackArgs=(started,))
         done.addBoth(self._again, started)
+
+    def _take(self, reader: PoolReader, now: float) -> Snapshot:
+        self._began = True
+        return take_snapshot(reader, now)
 
     def _keep(self, snapshot: Snapshot) -> None:
         self.latest = snapshot
