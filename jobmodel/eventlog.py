@@ -82,8 +82,12 @@ MY_TYPES = {
     EventType.JOB_SUSPENDED: "JobSuspendedEvent", EventType.JOB_UNSUSPENDED: "JobUnsuspendedEvent",
     EventType.JOB_HELD: "JobHeldEvent", EventType.JOB_RELEASED: "JobReleaseEvent",
     EventType.JOB_DISCONNECTED: "JobDisconnectedEvent", EventType.JOB_RECONNECTED: "JobReconnectedEvent",
-    EventType.JOB_RECONNECT_FAILED: "JobReconnectFailedEvent",
+    EventType.JOB_RECONNECT_FAILED: "JobReconnectFailedEvent", EventType.FILE_TRANSFER: "FileTransferEvent",
 }
+
+#: The headline of each 040 event by its ``Type`` (condor_event.h ``FileTransferEventType``).
+FILE_TRANSFER_HEADLINES = {2: "Started transferring input files", 3: "Finished transferring input files",
+                           5: "Started transferring output files", 6: "Finished transferring output files"}
 
 #: The resources of the 005 table: row label, and the attribute stem of each column.
 RESOURCE_ROWS = (("Cpus", "Cpus"), ("Disk (KB)", "Disk"), ("GPUs", "GPUs"), ("Memory (MB)", "Memory"))
@@ -226,6 +230,13 @@ def _reconnect_failed_body(event: Event) -> tuple[str, list[str]]:
     return "Job reconnection failed", lines
 
 
+def _file_transfer_body(event: Event) -> tuple[str, list[str]]:
+    headline = FILE_TRANSFER_HEADLINES.get(_get(event, "Type", 0))
+    if headline is None:
+        raise EventLogError(f"file transfer event type {_get(event, 'Type', 0)!r} cannot be written yet")
+    return headline, []
+
+
 _BODIES = {
     EventType.SUBMIT: _submit_body,
     EventType.EXECUTE: _execute_body,
@@ -238,6 +249,7 @@ _BODIES = {
     EventType.JOB_DISCONNECTED: _disconnected_body,
     EventType.JOB_RECONNECTED: _reconnected_body,
     EventType.JOB_RECONNECT_FAILED: _reconnect_failed_body,
+    EventType.FILE_TRANSFER: _file_transfer_body,
 }
 
 

@@ -129,6 +129,9 @@ class Execution(app_service.Service):
         self.lease_override = config.param_duration("SHADOW_LEASE_DURATION")
         self.s3_endpoint_url = config.param("S3_ENDPOINT_URL")
         self.staging_root = config.param("SPOOL")
+        #: The schedd's spool, where self-checkpointing jobs' checkpoints are kept (None: not kept).
+        settings = getattr(schedd, "schedd_settings", None)
+        self.spool_root: str | None = settings.spool if settings is not None else None
         self.extra_significant = config.param_list("ADD_SIGNIFICANT_ATTRIBUTES", [])
         self.match_timeout = config.param_duration("MATCH_TIMEOUT", 120.0) or 120.0
         self._run_blocking = run_blocking or _default_run_blocking()
@@ -151,6 +154,7 @@ class Execution(app_service.Service):
             schedd_routes.MATCHES: self.matches,
             schedd_routes.JOB_INPUT: self.job_input,
             schedd_routes.JOB_OUTPUT: self.job_output,
+            schedd_routes.JOB_CHECKPOINT: self.job_checkpoint,
             schedd_routes.JOB_UPDATE: self.job_update,
         }
 
@@ -215,7 +219,8 @@ class Execution(app_service.Service):
         claim = self.claims.assign(claim.claim_id, job_id)
         key = secrets.token_urlsafe(32)
         shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, stored.lease,
-                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root, remote_pool=claim.pool)
+                        s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root, remote_pool=claim.pool,
+                        spool_root=self.spool_root)
         shadow.disconnected = RESTARTED
         self.shadows[job_id] = shadow
         _log.info("job {job}: reconnecting to {slot} at {startd} after a restart", job=job_id, slot=claim.slot_name,
@@ -315,6 +320,10 @@ class Execution(app_service.Service):
         shadow = self._shadow_for(request)
         return shadow.receive_output(request.body).addCallback(JsonReply)
 
+    def job_checkpoint(self, request: ApiRequest) -> Deferred:
+        """JOB_CHECKPOINT: a self-checkpointing job's checkpoint tar, kept in the spool."""
+        return self._shadow_for(request).receive_checkpoint(request.body).addCallback(JsonReply)
+
     def job_update(self, request: ApiRequest) -> JsonReply:
         """JOB_UPDATE: execute, usage, exit or evicted."""
         shadow = self._shadow_for(request)
@@ -405,7 +414,7 @@ class Execution(app_service.Service):
         claim = self.claims.update(claim.claim_id, alive_period=alive_period_for(lease, self.alive_interval)) or claim
         shadow = Shadow(self, job_id, claim.claim_id, claim.startd_address, claim.slot_name, key, lease,
                         s3_endpoint_url=self.s3_endpoint_url, staging_root=self.staging_root,
-                        remote_pool=claim.pool)
+                        remote_pool=claim.pool, spool_root=self.spool_root)
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
         self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id, claim.slot_name,

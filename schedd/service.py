@@ -32,10 +32,8 @@ from schedd.metrics import ScheddMetrics
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
-from schedd.queue.jobqueue import MATERIALIZE_PER_PASS
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
-from schedd.spooling import Spooling
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
 DEFAULT_SCHEDD_INTERVAL = 300.0
@@ -147,7 +145,6 @@ class ScheddService(DaemonService):
     # --- routes -----------------------------------------------------------
     def handlers(self) -> dict:
         table = dict(self._routes.handlers())
-        table.update(Spooling(self).handlers())
         if self.execution is not None:
             table.update(self.execution.handlers())
         return table
@@ -185,8 +182,6 @@ class ScheddService(DaemonService):
         for cluster_id in sorted({job.cluster for job in made}):
             procs = [job.proc for job in made if job.cluster == cluster_id]
             self.submitted(cluster_id, len(procs), procs[0])
-            if len(procs) >= MATERIALIZE_PER_PASS:
-                self.queue_changed()  # that factory has more to make: another pass soon
 
     def _materialize_soon(self) -> None:
         self._pending_materialize = None

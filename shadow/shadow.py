@@ -27,7 +27,7 @@ from classad import ClassAd
 from daemoncore.security.accounts import Account
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from daemoncore.wire.server import StreamReply
-from jobmodel import states
+from jobmodel import checkpoints, states
 from jobmodel.errors import InvalidTransitionError, JobNotFoundError
 from jobmodel.eventlog import Event, EventType, format_usage
 from jobmodel.states import ExitRecord, JobId, JobStatus, Transition, now_from
@@ -49,6 +49,7 @@ from transfer import (
     receive_output,
     send_input,
 )
+from transfer.checkpoint import checkpoint_stream, receive_checkpoint, remove_checkpoint, spool_directory
 from transfer.inline import input_send_is_light, outputs_go_to_urls, stream_is_small
 
 #: HTCondor's default ``JobLeaseDuration`` (40 minutes).
@@ -57,7 +58,7 @@ DEFAULT_LEASE_SECONDS = 2400.0
 USAGE_ATTRIBUTES = {"RemoteUserCpu": float, "RemoteSysCpu": float, "ImageSize": int,
                     "ResidentSetSize": int, "MemoryUsage": int,
                     "GPUsMemoryUsage": int, "GPUsAverageUsage": float}
-UPDATE_EVENTS = ("execute", "usage", "exit", "evicted", "hold")
+UPDATE_EVENTS = ("execute", "usage", "exit", "evicted", "hold", "checkpoint")
 
 _log = Logger()
 
@@ -231,8 +232,12 @@ class Shadow:
     def __init__(self, host: ShadowHost, job_id: JobId, claim_id: str, startd_address: str, slot_name: str,
                  transfer_key: str, lease_seconds: float = DEFAULT_LEASE_SECONDS, *,
                  s3_endpoint_url: str | None = None, staging_root: str | None = None,
-                 remote_pool: str | None = None) -> None:
+                 remote_pool: str | None = None, spool_root: str | None = None) -> None:
         self.host = host
+        #: Where the job's checkpoint is kept (None: this schedd keeps none).
+        self.checkpoint_dir = spool_directory(spool_root, job_id.cluster, job_id.proc) if spool_root else None
+        #: Seconds of this run its checkpoints committed already.
+        self._committed_this_run = 0
         #: The other pool the job runs in when it flocked there (its ``RemotePool``), else None.
         self.remote_pool = remote_pool
         self.job_id = job_id
@@ -317,15 +322,26 @@ class Shadow:
             light = as_owner(account, input_send_is_light, plan)
         except TransferError as exc:
             return self._refused(exc, "input")
+        kept = checkpoint_stream(self.checkpoint_dir, ad)
+        light = light and kept is None
         sending = self._blocking(light, as_owner, account, send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
-        sending.addCallbacks(lambda sent: StreamReply(self._input_chunks(account, sent.stream)),
+        sending.addCallbacks(lambda sent: StreamReply(self._input_chunks(account, sent.stream, kept)),
                              self._transfer_failed, errbackArgs=("input",))
         return sending
 
-    def _input_chunks(self, account, stream):
+    def _input_chunks(self, account, stream, kept=None):
+        """The inputs read with the owner's rights, then the kept checkpoint (the
+        schedd's own spool files) in the same tar stream."""
+        if kept is not None:
+            stream.end = False
         yield from chunks_as_owner(account, stream)
+        if kept is not None:
+            yield from kept
         if not self.ended:
-            self._quietly(self.host.queue.transition, self.job_id, added_counts, input_attributes(stream.stats))
+            counts = input_attributes(stream.stats)
+            if kept is not None:
+                counts = {**counts, "BytesSent": counts["BytesSent"] + kept.stats.bytes}
+            self._quietly(self.host.queue.transition, self.job_id, added_counts, counts)
 
     # --- output ---
     def receive_output(self, body: bytes) -> Deferred:
@@ -342,6 +358,46 @@ class Shadow:
         receiving = self._blocking(light, self._unpack_output, body, ad, account)
         receiving.addCallbacks(self._output_received, self._transfer_failed, errbackArgs=("output",))
         return receiving
+
+    # --- checkpoints ---
+    def receive_checkpoint(self, body: bytes) -> Deferred:
+        """Keep the checkpoint tar ``body`` as the job's checkpoint in the spool (040
+        events before and after) and fire with ``{"files", "bytes"}``. A failed one
+        leaves the previous checkpoint in place and fails with Conflict; the job runs
+        on (HTCondor retries at the next checkpoint).
+
+        Raises:
+            Conflict: (synchronously) this schedd keeps no checkpoints.
+        """
+        self.heard_from_starter()
+        ad = self._job_ad()
+        if self.checkpoint_dir is None:
+            raise Conflict(f"job {self.job_id}: this schedd has no spool to keep checkpoints in")
+        self._apply(checkpoints.output_transfer_event, checkpoints.OUT_STARTED, quiet=True)
+        light = stream_is_small(len(body), output_plan(ad))
+        receiving = self._blocking(light, receive_checkpoint, io.BytesIO(body), self.checkpoint_dir, ad)
+        receiving.addCallbacks(self._checkpoint_received, self._checkpoint_failed)
+        return receiving
+
+    def _checkpoint_received(self, stats) -> dict:
+        if not self.ended:
+            self._apply(checkpoints.output_transfer_event, checkpoints.OUT_FINISHED, quiet=True)
+            self._quietly(self.host.queue.transition, self.job_id, added_counts, output_attributes(stats))
+        return {"files": stats.files, "bytes": stats.bytes}
+
+    def _checkpoint_failed(self, failure):
+        failure.trap(TransferError, OSError)
+        _log.warn("job {job}: checkpoint not kept: {why}", job=self.job_id, why=failure.value)
+        raise Conflict(f"job {self.job_id}: checkpoint not kept: {failure.value}")
+
+    def _checkpointed(self, attrs_: Mapping[str, Any]) -> None:
+        try:
+            report = checkpoints.CheckpointReport.from_attributes(attrs_)
+        except InvalidTransitionError as exc:
+            raise BadRequest(str(exc)) from None
+        self._record_usage(usage_of(attrs_))
+        self._apply(checkpoints.record_checkpoint, report)
+        self._committed_this_run += report.newly_committed
 
     def _unpack_output(self, body: bytes, ad: ClassAd, account: Account | None):
         if not outputs_go_to_urls(output_plan(ad)):  # staging only holds outputs bound for URLs
@@ -396,6 +452,8 @@ class Shadow:
             self._record_usage(usage_of(attrs_))
         elif event == "exit":
             return self._exited(attrs_)
+        elif event == "checkpoint":
+            self._checkpointed(attrs_)
         elif event == "hold":
             hold = hold_of(attrs_)
             self._record_usage(usage_of(attrs_))
@@ -421,6 +479,8 @@ class Shadow:
         if self._status() is JobStatus.IDLE:
             self._execute()
         self._apply(record_run, dict(self._usage), wall, quiet=True)
+        if wall is not None:
+            self._apply(checkpoints.commit_run, wall - self._committed_this_run, quiet=True)
         ad = self._job_ad_or_none()
         try:
             decision, result = self.host.queue.job_exited(self.job_id, exit)
@@ -430,6 +490,8 @@ class Shadow:
         if result.event is not None and result.event.type == EventType.JOB_TERMINATED and ad is not None:
             result = attrs.evolve(result, event=terminated_event(result.event, ad, self._usage))
         self.host.record(attrs.evolve(result, stop_shadow=False))
+        if self.checkpoint_dir is not None and result.changes.get("JobStatus") == JobStatus.COMPLETED:
+            self.host.run_blocking(remove_checkpoint, self.checkpoint_dir)  # nothing restarts from it now
         self._end(Ending.REUSE, "the job exited")
         return {"job_status": int(result.changes.get("JobStatus", 0)), "decision": decision.action.value}
 

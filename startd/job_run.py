@@ -32,8 +32,10 @@ from startd.errors import StarterError
 from startd.gpu_sharing import GpuSharing
 from startd.job_account import JobAccount
 from startd.schedd_link import ScheddLink
+from startd.self_checkpoint import first_checkpoint_number, is_checkpoint_exit
 from startd.starter import JobOutcome, Starter
 from transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
+from transfer.checkpoint import send_checkpoint
 from transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
 from transfer.inline import sandbox_is_small, stream_is_small
 
@@ -206,27 +208,70 @@ class JobRun:
         if self.stopping:
             return await self._evicted(None)
         job = starter_job_ad(self.job, plan.executable)
-        self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
-                               sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
-                               sample_interval=self.settings.sample_interval, transferred=True,
-                               account=self.account, gpu_sharing=self.settings.gpu_sharing)
         try:
-            ended = self.starter.start()
+            ended = self._start(job)
         except (StarterError, OSError) as exc:
-            subcode = exc.errno if isinstance(exc, OSError) and exc.errno else 0
-            return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
-                                                    f" {exc}", FAILED_TO_CREATE_PROCESS, subcode))
+            return await self._start_failed(exc)
         # the job runs while the execute report travels; every later report waits for it
         reported = Deferred.fromCoroutine(self._report("execute", self.execute_attrs))
         reported.addCallback(self._execute_reported)
         outcome: JobOutcome = await ended
         await reported
+        number, segment_start = first_checkpoint_number(self.job), started_at
+        while self._is_checkpoint(outcome):
+            await self._checkpoint(outcome, snapshot, number, self.reactor.seconds() - segment_start)
+            number, segment_start = number + 1, self.reactor.seconds()
+            if self.stopping:  # vacated while the checkpoint travelled: it is kept, the job stops
+                break
+            try:  # the same job again, in the same sandbox: it resumes from its checkpoint
+                outcome = await self._start(job)
+            except (StarterError, OSError) as exc:
+                return await self._start_failed(exc)
         self._stop_usage_loop()
         if self._gpu_hold is not None:
             return await self._hold({**self._gpu_hold, **outcome.usage.attributes(), **self.gpu_attributes})
         if self.stopping or outcome.stopped:
             return await self._evicted(outcome)
         return await self._finish(outcome, snapshot, self.reactor.seconds() - started_at)
+
+    def _start(self, job: classad.ClassAd) -> Deferred:
+        """Start the job in the sandbox; fires with its :class:`JobOutcome`.
+
+        Raises:
+            StarterError, OSError: the job could not be started.
+        """
+        self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
+                               sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
+                               sample_interval=self.settings.sample_interval, transferred=True,
+                               account=self.account, gpu_sharing=self.settings.gpu_sharing)
+        return self.starter.start()
+
+    async def _start_failed(self, exc: Exception) -> Ending:
+        subcode = exc.errno if isinstance(exc, OSError) and exc.errno else 0
+        return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
+                                                f" {exc}", FAILED_TO_CREATE_PROCESS, subcode))
+
+    def _is_checkpoint(self, outcome: JobOutcome) -> bool:
+        """Whether the job exited to say it checkpointed (never while it is being stopped)."""
+        return (not self.stopping and not outcome.stopped and self._gpu_hold is None
+                and is_checkpoint_exit(self.job, outcome.exit_code, outcome.exit_signal))
+
+    async def _checkpoint(self, outcome: JobOutcome, snapshot: dict, number: int, ran: float) -> None:
+        """Send the checkpoint files to the schedd's spool, then report the checkpoint
+        (its number, time and the run time it commits). A checkpoint that cannot be
+        sent is logged and skipped: the job restarts anyway and sends the next one."""
+        try:
+            with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
+                                               prefix=".checkpoint-") as spool:
+                await self.run_blocking(_pack, send_checkpoint, self.job, self.sandbox, snapshot, spool,
+                                        self.account)
+                await self._persist(lambda: self.link.send_checkpoint(_rewound(spool)))
+        except (TransferError, RemoteError, Unreachable, OSError) as exc:
+            _log.warn("job {job}: checkpoint {number} not sent: {why}", job=self.job_id, number=number, why=exc)
+            return
+        await self._report("checkpoint", {
+            **outcome.usage.attributes(), "CheckpointNumber": number,
+            "LastCheckpointTime": int(self.reactor.seconds()), "NewlyCommittedTime": int(max(ran, 0.0))})
 
     def _execute_reported(self, taken: bool) -> None:
         if not taken:
@@ -380,10 +425,16 @@ def _as(account: Account | None, function: Callable, *args: Any) -> Any:
 
 def _pack_output(job: classad.ClassAd, sandbox: str, snapshot: dict, into,
                  account: Account | None = None) -> TransferStats:
-    """Write the job's output tar to ``into``, rewind it and say what it holds. The
-    sandbox is read with ``account``'s rights (a link the job made to a file it may not
-    read fails to open), the spool written with the startd's."""
-    stream = _as(account, send_output, job, sandbox, snapshot)
+    """Write the job's output tar to ``into``, rewind it and say what it holds."""
+    return _pack(send_output, job, sandbox, snapshot, into, account)
+
+
+def _pack(make_stream: Callable, job: classad.ClassAd, sandbox: str, snapshot: dict, into,
+          account: Account | None = None) -> TransferStats:
+    """Write the stream ``make_stream(job, sandbox, snapshot)`` gives to ``into``, rewind
+    it and say what it holds. The sandbox is read with ``account``'s rights (a link the
+    job made to a file it may not read fails to open), the spool written with the startd's."""
+    stream = _as(account, make_stream, job, sandbox, snapshot)
     chunks = iter(stream)
     while True:
         chunk = _as(account, next, chunks, None)

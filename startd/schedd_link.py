@@ -18,7 +18,7 @@ from daemoncore.wire.address import parse_address
 from daemoncore.wire.async_client import DIRECT_HTTP, AsyncClient
 from daemoncore.wire.errors import Unreachable
 from daemoncore.wire.route import Route
-from daemoncore.wire.schedd_routes import JOB_INPUT, JOB_OUTPUT, JOB_UPDATE, TRANSFER_KEY_HEADER
+from daemoncore.wire.schedd_routes import JOB_CHECKPOINT, JOB_INPUT, JOB_OUTPUT, JOB_UPDATE, TRANSFER_KEY_HEADER
 
 DEFAULT_TIMEOUT = 60.0
 _NETWORK_ERRORS = (ConnectError, ConnectionClosed, TimeoutError, ResponseFailed)
@@ -56,6 +56,10 @@ class ScheddLink:
     def send_output(self, tar: BinaryIO) -> Deferred:
         """Post the output tar read from ``tar`` (a file at its start); fire with the answer."""
         return Deferred.fromCoroutine(self._post(JOB_OUTPUT, FileBodyProducer(tar), b"application/x-tar"))
+
+    def send_checkpoint(self, tar: BinaryIO) -> Deferred:
+        """Post a self-checkpointing job's checkpoint tar read from ``tar``; fire with the answer."""
+        return Deferred.fromCoroutine(self._post(JOB_CHECKPOINT, FileBodyProducer(tar), b"application/x-tar"))
 
     async def _fetch(self, into: BinaryIO) -> int:
         response = await self._send(JOB_INPUT, None, None)

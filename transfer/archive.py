@@ -67,6 +67,8 @@ class PackStream:
     max_bytes: int | None = None
     job: str = "?"
     stats: TransferStats = field(factory=TransferStats)
+    #: False leaves out the end blocks, for a stream another one continues.
+    end: bool = True
 
     def __iter__(self) -> Iterator[bytes]:
         files = dirs = total = 0
@@ -85,7 +87,8 @@ class PackStream:
                 files, total = files + 1, total + size
             # kept current member by member: a reader may stop before the end blocks
             self.stats = TransferStats(files, dirs, total)
-        yield b"\0" * (2 * _BLOCK)
+        if self.end:
+            yield b"\0" * (2 * _BLOCK)
 
     def _check_limit(self, item: PackItem, total: int) -> None:
         if self.max_bytes is not None and total > self.max_bytes:

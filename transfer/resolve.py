@@ -105,6 +105,12 @@ def resolve_outputs(plan: OutputPlan, sandbox: str, snapshot: Snapshot | None = 
     return items
 
 
+def walk_directory(job: str, top: str) -> list[PackItem]:
+    """Every file and directory under ``top``, named relative to it, in stream order;
+    links that lead out of ``top`` are refused (a kept checkpoint sent back)."""
+    return list(_walk(job, top, "", root=os.path.realpath(top)))
+
+
 def _new_files(root: str, snapshot: Snapshot) -> list[PackItem]:
     items = []
     for name, now in sorted(snapshot_sandbox(root).items()):

@@ -41,10 +41,14 @@ MATCHES = Route("matches", "POST", "/v1/negotiate/matches", level="DAEMON")
 JOB_INPUT = Route("job_input", "GET", "/v1/jobs/{job_id}/input", level="DAEMON", capability="transfer_key")
 # POST output: body is the output tar stream (transfer.send_output)
 JOB_OUTPUT = Route("job_output", "POST", "/v1/jobs/{job_id}/output", level="DAEMON", capability="transfer_key")
+# POST checkpoint: body is the checkpoint tar stream (transfer.checkpoint.send_checkpoint)
+JOB_CHECKPOINT = Route("job_checkpoint", "POST", "/v1/jobs/{job_id}/checkpoint", level="DAEMON",
+                       capability="transfer_key")
 # POST update: {"event": "execute"|"usage"|"exit"|"evicted"|"hold", "attrs": {...}}
 #   exit attrs: ExitCode, ExitBySignal, ExitSignal, RemoteUserCpu, RemoteSysCpu,
 #               ImageSize, ResidentSetSize, MemoryUsage, RemoteWallClockTime
 #   hold attrs: HoldReason, HoldReasonCode, HoldReasonSubCode
+#   checkpoint attrs: CheckpointNumber, LastCheckpointTime, NewlyCommittedTime, usage
 JOB_UPDATE = Route("job_update", "POST", "/v1/jobs/{job_id}/update", level="DAEMON", capability="transfer_key")
 
 TRANSFER_KEY_HEADER = CAPABILITY_HEADERS["transfer_key"]
