@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import sqlite3
 
 from twisted.internet.defer import maybeDeferred
 from twisted.logger import Logger
@@ -141,4 +142,10 @@ def build_web(settings: DaemonSettings, reactor, config: Config) -> WebService:
                         tls=settings.tls.serves_tls, limits=limits, timeout=settings.request_timeout)
     store = config.param("WEB_HISTORY_FILE") or os.path.join(config.param("SPOOL") or config.param("LOG", "."),
                                                              "web_history.sqlite")
-    return WebService(settings, reactor, site, store, interval, snapshot)
+    try:
+        os.makedirs(os.path.dirname(store) or ".", mode=0o700, exist_ok=True)
+        return WebService(settings, reactor, site, store, interval, snapshot)
+    except (sqlite3.Error, OSError) as exc:
+        raise ConfigError(f"WEB_HISTORY_FILE {store} cannot be used as the site's history ({exc}): name a file "
+                          f"in a directory this daemon may write, or remove a file that is not an SQLite database") \
+            from None
