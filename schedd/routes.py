@@ -38,6 +38,7 @@ from schedd.intake import (
 from schedd.queue import JobAction, JobSelection
 from schedd.queue.factory import FactoryDigest
 from schedd.queue.factory_jobs import ProcMaker, factory_limits
+from schedd.spooling import held_for_input
 from schedd.submit import SubmitError
 from schedd.submit.gangs import gang_procs
 
@@ -82,22 +83,28 @@ class ScheddRoutes:
         owner = request.identity.user
         body = request.json()
         queue = self._service.queue
+        spool = take(body, "spool", bool, False)
         if "description" in body:
-            reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue", "file_sizes"})
+            reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue", "file_sizes", "spool"})
             submitted = self._description(body, owner)
             limits = _submit_error(factory_limits, submitted.description, submitted.iwd, submitted.environ)
+            if limits is not None and spool:
+                raise BadRequest("-spool cannot be used with max_materialize or max_idle: a job factory makes "
+                                 "its procs later, and each spooled proc needs its input files at submit")
             if limits is not None:
                 return self._factory(submitted, *limits)
             cluster_id = queue.db.peek_cluster_id()
             cluster = self._expanded(submitted, cluster_id)
         elif "cluster_ad" in body:
-            reject_unknown(body, {"cluster_ad", "proc_ads"})
+            reject_unknown(body, {"cluster_ad", "proc_ads", "spool"})
             cluster_id = None
             cluster = _from_ads(body)
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
         cluster = owned_by(_bad_request(checked_names, cluster), owner, self._service.schedd_settings.domain)
         cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id())
+        if spool:  # held (code 16) until roost submit -spool sends each proc's input files
+            cluster = held_for_input(cluster)
         try:
             stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
         except BadJobAdError as exc:

@@ -34,6 +34,7 @@ from schedd.queue import JobQueue
 from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
+from schedd.spooling import Spooling
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
 DEFAULT_SCHEDD_INTERVAL = 300.0
@@ -145,6 +146,7 @@ class ScheddService(DaemonService):
     # --- routes -----------------------------------------------------------
     def handlers(self) -> dict:
         table = dict(self._routes.handlers())
+        table.update(Spooling(self).handlers())
         if self.execution is not None:
             table.update(self.execution.handlers())
         return table

@@ -23,6 +23,11 @@ EDIT = Route("edit", "POST", "/v1/jobs/edit", level="WRITE")
 # answer: NDJSON ads, newest first
 HISTORY = Route("history", "POST", "/v1/history/query", level="READ", streams=True)
 
+# -spool: POST the input tar of a job held for spooling (code 16); answer {"job": "c.p", "files": n}
+SPOOL_INPUT = Route("spool_input", "POST", "/v1/jobs/{job_id}/spool", level="WRITE")
+# condor_transfer_data: GET a completed spooled job's outputs; answer is a tar (application/x-tar)
+SPOOL_OUTPUT = Route("spool_output", "GET", "/v1/jobs/{job_id}/spool", level="WRITE")
+
 # The negotiator asks for one submitter's resource requests (one per autocluster).
 # body: {"submitter": "alice@pool"}
 # answer: NDJSON lines of daemoncore.wire.resource_request (one per autocluster)
