@@ -35,6 +35,11 @@ REQUIREMENTS = "MY.Start && MY.WithinResourceLimits"
 #: its transfer plugins; jobs with URL inputs require their scheme here.
 TRANSFER_PLUGIN_METHODS = "file,http,https,s3"
 
+#: The HTCondor release whose behaviour Roost follows, in HTCondor's ``$CondorVersion$``
+#: form: submit makes some jobs require a version (a self-checkpointing job needs 8.9.7
+#: or later, tested with ``split(TARGET.CondorVersion)[1]``).
+CONDOR_VERSION = "$CondorVersion: 23.0.0 2023-09-29 BuildID: Roost PackageID: roost $"
+
 
 def gpu_property_ad(device: GpuDevice, card: Card | None) -> classad.ClassAd:
     """One card's nested property ad, as ``condor_gpu_discovery -properties`` names them,
@@ -79,7 +84,8 @@ def machine_attributes(machine: Machine, domains: Mapping[str, str]) -> dict[str
         "TotalCpus": machine.cpus, "TotalMemory": machine.memory_mb, "TotalDisk": machine.disk_kb,
         "TotalGPUs": len(machine.gpus), "DetectedGPUs": ", ".join(g.id for g in machine.gpus),
         "TotalLoadAvg": machine.load_avg, "LoadAvg": machine.load_avg,
-        "HasFileTransfer": True, "HasFileTransferPluginMethods": TRANSFER_PLUGIN_METHODS,
+        "CondorVersion": CONDOR_VERSION, "HasFileTransfer": True, "HasSelfCheckpointTransfers": True,
+        "HasFileTransferPluginMethods": TRANSFER_PLUGIN_METHODS,
         "FileSystemDomain": domains.get("FileSystemDomain", machine.hostname),
         "UidDomain": domains.get("UidDomain", machine.hostname),
     }
