@@ -13,6 +13,7 @@ import classad
 from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
 from bindings.pool import find_pool, pool_token
+from bindings.spooling import retrieve_jobs, spec_constraint, spool_jobs
 from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json
@@ -113,8 +114,8 @@ class Schedd:
     def submit(self, description: Submit | str | Mapping[str, str], count: int = 0, spool: bool = False,
                itemdata: Iterable[Mapping[str, str] | str] | None = None, queue: str | None = None) -> SubmitResult:
         """Submit one cluster from ``description``; ``count``, ``itemdata`` or
-        ``queue`` replace its queue statement. ``spool`` is accepted; input files are
-        read from the submit directory where the jobs run.
+        ``queue`` replace its queue statement. With ``spool`` the jobs are queued held
+        (code 16) until :meth:`spool` sends their input files, as in HTCondor.
 
         What needs this machine (``include``, ``$ENV``, items from a file, a command
         or a glob) is expanded here, as the calling user, and the schedd gets a
@@ -141,9 +142,22 @@ class Schedd:
         here, environ = os.getcwd(), dict(os.environ)
         body = {"description": for_schedd(text, cwd=here, environ=environ), "iwd": here, "environ": environ,
                 "file_sizes": measured_sizes(text, cwd=here, environ=environ)}
+        if spool:
+            body["spool"] = True
         answer = self._client.call(api.SUBMIT, body)
         return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"],
                             ad_from_json(answer["cluster_ad"], "the cluster ad"))
+
+    def spool(self, ad_list: Iterable[classad.ClassAd]) -> None:
+        """Send the input files of jobs submitted with ``spool=True`` to the schedd's spool
+        (each ad needs ClusterId, ProcId, Iwd and the transfer attributes); they then run
+        without the submit directory."""
+        spool_jobs(self._client, ad_list)
+
+    def retrieve(self, job_spec: object) -> None:
+        """Fetch the spooled outputs of the completed jobs ``job_spec`` names (``"12.0"``,
+        ``"12"``, a list, or a constraint) into their submit directories."""
+        retrieve_jobs(self._client, self.xquery(spec_constraint(job_spec)))
 
     # --- reading ------------------------------------------------------------
     def query(self, constraint: object = "true", projection: Iterable[str] = (),

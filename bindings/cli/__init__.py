@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("bindings.cli.history", "show jobs that left the queue (condor_history)"),
     "wait": ("bindings.cli.wait", "wait for the jobs of an event log to finish (condor_wait)"),
     "userprio": ("bindings.cli.userprio", "show and change user priorities (condor_userprio)"),
+    "transfer_data": ("bindings.cli.transfer_data", "fetch the outputs of jobs submitted with -spool"),
     "drain": ("bindings.cli.drain", "stop new jobs on a machine and let it empty (condor_drain)"),
     "web": ("bindings.cli.web", "serve the pool's web site in the foreground"),
 }

@@ -32,7 +32,8 @@ USAGE = """usage: roost submit [options] [FILE | -]
   -q, -queue ARGS     replace the file's queue statements with `queue ARGS`
   -batch-name NAME    the batch name roost q groups these jobs under
   -terse              print only the job ids (C.first - C.last)
-  -spool              accepted: the schedd reads input from the submit directory
+  -spool              send the input files to the schedd's spool now; outputs stay there
+                      until `roost transfer_data` fetches them
   -allow-crlf-script  submit a script with CRLF (DOS) line endings anyway
   -interactive        refused: Roost opens no interactive shell on a slot
   -pool HOST:PORT     the pool whose schedd to submit to
@@ -63,6 +64,7 @@ class SubmitRequest:
     #: where -dry-run writes the ads: None or "-" for standard output
     dry_run_file: str | None = None
     allow_crlf: bool = False
+    spool: bool = False
 
 
 def request_of(reading: Reading) -> SubmitRequest:
@@ -81,7 +83,8 @@ def request_of(reading: Reading) -> SubmitRequest:
                          reading.given("-json"), cluster[-1] if cluster else 1,
                          tuple(given.value for given in reading.options if given.name == "-append"),
                          reading.last("-queue"), reading.last("-batch-name"), reading.given("-terse"),
-                         reading.last("-pool"), allow_crlf=reading.given("-allow-crlf-script"))
+                         reading.last("-pool"), allow_crlf=reading.given("-allow-crlf-script"),
+                         spool=reading.given("-spool"))
 
 
 def split_dry_run_file(argv: list[str]) -> tuple[list[str], str | None]:
@@ -128,13 +131,15 @@ def _submit(args: SubmitRequest, text: str) -> int:
             warnings.showwarning = _warning_printer(args.file)
             warnings.simplefilter("always")
             try:
-                result = schedd.submit(Submit(text))
+                result = schedd.submit(Submit(text), spool=args.spool)
             except SubmitError as exc:
                 print(f"roost submit: {str(exc).replace('<submit description>', args.file, 1)}", file=sys.stderr)
                 return 1
             except RemoteError as exc:
                 raise RemoteError(exc.status, exc.code, exc.message.replace("<submit description>", args.file),
                                   exc.url) from None
+        if args.spool:  # the jobs stay held (code 16) until their inputs are in the spool
+            schedd.spool(schedd.query(f"ClusterId == {result.cluster()}"))
         sys.stdout.write(submit_report(result.cluster(), result.first_proc(), result.num_procs(), args.terse))
         warning = check_gpu_memory(result.clusterad(), args.pool)
         if warning:

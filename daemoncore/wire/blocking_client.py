@@ -88,7 +88,10 @@ class BlockingClient:
             path += "?" + urlencode(query, doseq=True)
         headers = {"Accept": "application/json"}
         payload = None
-        if body is not None:
+        if isinstance(body, bytes):  # a tar stream, such as -spool's input files
+            payload = body
+            headers["Content-Type"] = "application/octet-stream"
+        elif body is not None:
             payload = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
         if self._token:
