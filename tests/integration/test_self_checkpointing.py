@@ -1,22 +1,30 @@
 """Self-checkpointing jobs on a real personal pool (HTCondor manual, "Self-Checkpointing
 Applications"): a job that counts to 10, exiting with its ``checkpoint_exit_code``
-after every second step, is vacated twice; each run resumes from the checkpoint the
-schedd kept in its spool, and the job ends at 10 without starting over."""
+after every second step, is vacated twice, or loses its startd to SIGKILL twice; each
+new run resumes from the checkpoint the schedd kept in its spool, and the job ends at
+10 without starting over."""
 
 from __future__ import annotations
+
+import os
+import signal
 
 import pytest
 
 import bindings as htcondor
 from tests.integration.conftest import personal_pool, roost
 from tests.integration.test_jobs_files import submitted_cluster
+from tests.integration.test_jobs_queue import alive, read_pid
+from tests.integration.test_jobs_restart import daemon_pids
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
 
 #: Counts from its checkpoint to 10, a step a second; checkpoints (exit 85) every
-#: second step; says where each run started in its output and in the shared progress file.
+#: second step; says where each run started in its output and in the shared progress
+#: file, and leaves its pid next to that file.
 JOB = """#!/bin/sh
+echo $$ > "$1.pid"
 n=0
 [ -f count.ckpt ] && n=$(cat count.ckpt)
 echo "start $n"
@@ -30,6 +38,8 @@ while [ "$n" -lt 10 ]; do
 done
 echo "done $n"
 """
+
+SUMMARY = ["NumCheckpoints", "CheckpointNumber", "CommittedTime", "LastCheckpointTime", "JobRunCount"]
 
 
 @pytest.fixture(scope="module")
@@ -48,42 +58,77 @@ def _count(path) -> int:
     return numbers[-1] if numbers else 0
 
 
+def _submit(pool, directory, progress, extra: str = "") -> int:
+    progress.touch()
+    progress.chmod(0o666)
+    (directory / "count.sh").write_text(JOB)
+    (directory / "count.sh").chmod(0o755)
+    (directory / "job.sub").write_text(
+        f"executable = count.sh\narguments = {progress}\ncheckpoint_exit_code = 85\n"
+        f"transfer_checkpoint_files = count.ckpt\nshould_transfer_files = YES\n{extra}"
+        "output = job.out\nlog = job.log\nrequest_memory = 64M\nqueue\n")
+    return submitted_cluster(roost(pool["env"], "submit", "job.sub"))
+
+
+def _wait_for_step(schedd, cluster: int, progress, step: int) -> None:
+    wait_for(lambda: _count(progress) >= step, seconds=90,
+             what=f"step {step} (progress {_progress(progress)}, "
+                  f"queue {schedd.query(f'ClusterId == {cluster}', ['JobStatus', 'HoldReason'])})")
+
+
+def _finished(schedd, cluster: int) -> htcondor.ClassAd:
+    """The completed job's ad, from the history (or the queue, while it is still there)."""
+    def done():
+        ads = schedd.query(f"ClusterId == {cluster}", ["JobStatus"])
+        return not ads or ads[0]["JobStatus"] == 4
+    wait_for(done, seconds=120, what=f"job {cluster}.0 completing")
+    return (list(schedd.history(f"ClusterId == {cluster}", SUMMARY, match=1))
+            or schedd.query(f"ClusterId == {cluster}", SUMMARY))[0]
+
+
+def _assert_resumed_to_ten(pool, directory, cluster: int, ad) -> None:
+    """Done at 10, each run started where a kept checkpoint left off (never from 0 again),
+    restarts in place between the evictions, checkpoints counted, 040 events logged,
+    and the kept checkpoint gone from the spool with the job."""
+    output = (directory / "job.out").read_text()
+    starts = [int(word) for word in output.split()[1::2][:-1]]
+    assert output.rstrip().endswith("done 10"), output
+    assert starts[0] == 0 and 0 not in starts[1:], starts
+    assert ad["NumCheckpoints"] >= 4 and ad["CommittedTime"] > 0 and ad["LastCheckpointTime"] > 0, ad
+    assert ad["JobRunCount"] >= 3, ad  # two evictions: three runs
+    assert len(starts) > ad["JobRunCount"], (starts, ad)  # and restarts in place after checkpoint exits
+    log = (directory / "job.log").read_text()
+    assert "Started transferring output files" in log and "Finished transferring output files" in log
+    assert not (pool["dir"] / "spool" / str(cluster)).exists()
+
+
 def test_a_checkpointing_job_vacated_twice_finishes_at_ten_without_starting_over(
         pool, tmp_path, monkeypatch, shared_dir):
     """Vacated after its 3rd and 7th steps, the job restarts from its last kept checkpoint
-    (2, then 6), never from 0, ends with 'done 10', and its ad counts the checkpoints;
-    between vacates each checkpoint exit restarts it in place (condor_starter
+    (2, then 6); between vacates each checkpoint exit restarts it in place (condor_starter
     VanillaProc::JobReaper: restartCheckpointedJob)."""
     monkeypatch.chdir(tmp_path)
-    env = pool["env"]
     progress = shared_dir / "progress.txt"
-    progress.touch()
-    progress.chmod(0o666)
-    (tmp_path / "count.sh").write_text(JOB)
-    (tmp_path / "count.sh").chmod(0o755)
-    (tmp_path / "job.sub").write_text(
-        f"executable = count.sh\narguments = {progress}\ncheckpoint_exit_code = 85\n"
-        "transfer_checkpoint_files = count.ckpt\nshould_transfer_files = YES\n"
-        "output = job.out\nlog = job.log\nrequest_memory = 64M\nqueue\n")
-    cluster = submitted_cluster(roost(env, "submit", "job.sub"))
+    cluster = _submit(pool, tmp_path, progress)
     schedd = htcondor.Schedd()
-    for after in (3, 7):
-        wait_for(lambda: _count(progress) >= after, seconds=90,
-                 what=f"step {after} (progress {_progress(progress)}, queue {schedd.query(f'ClusterId == {cluster}', ['JobStatus', 'HoldReason'])})")
+    for step in (3, 7):
+        _wait_for_step(schedd, cluster, progress, step)
         schedd.act(htcondor.JobAction.Vacate, f"{cluster}.0")
-    wait_for(lambda: schedd.query(f"ClusterId == {cluster}", ["JobStatus"]) == [] or
-             schedd.query(f"ClusterId == {cluster}", ["JobStatus"])[0]["JobStatus"] == 4, seconds=120)
-    [ad] = schedd.history(f"ClusterId == {cluster}",
-                          ["NumCheckpoints", "CheckpointNumber", "CommittedTime", "LastCheckpointTime",
-                           "NumJobStarts", "JobRunCount"], match=1) or \
-        schedd.query(f"ClusterId == {cluster}", ["NumCheckpoints", "CheckpointNumber", "CommittedTime",
-                                                 "LastCheckpointTime", "JobRunCount"])
-    starts = [int(word) for word in (tmp_path / "job.out").read_text().split()[1::2][:-1]]
-    assert (tmp_path / "job.out").read_text().rstrip().endswith("done 10")
-    assert starts[0] == 0 and 0 not in starts[1:], starts  # never started over
-    assert ad["NumCheckpoints"] >= 4 and ad["CommittedTime"] > 0 and ad["LastCheckpointTime"] > 0, ad
-    assert ad["JobRunCount"] >= 3, ad  # two vacates: three runs
-    assert len(starts) > ad["JobRunCount"], (starts, ad)  # and restarts in place after each checkpoint exit
-    assert not (pool["dir"] / "spool" / str(cluster)).exists()  # the kept checkpoint goes with the job
-    log = (tmp_path / "job.log").read_text()
-    assert "Started transferring output files" in log and "Finished transferring output files" in log
+    _assert_resumed_to_ten(pool, tmp_path, cluster, _finished(schedd, cluster))
+
+
+def test_a_checkpointing_job_whose_startd_is_killed_twice_finishes_at_ten(pool, tmp_path, monkeypatch, shared_dir):
+    """SIGKILL the startd (and the job it leaves behind) after steps 3 and 7: the master
+    restarts the startd, the job's 5 s lease runs out, and each new run resumes from the
+    checkpoint the schedd kept."""
+    monkeypatch.chdir(tmp_path)
+    progress = shared_dir / "progress.txt"
+    cluster = _submit(pool, tmp_path, progress, "job_lease_duration = 5\n")
+    schedd = htcondor.Schedd()
+    for step in (3, 7):
+        _wait_for_step(schedd, cluster, progress, step)
+        orphan = read_pid(shared_dir / "progress.txt.pid")
+        os.kill(daemon_pids(pool["env"])["STARTD"], signal.SIGKILL)
+        if orphan is not None and alive(orphan):  # the job outlives its startd: lose it, as a dead machine would
+            os.kill(orphan, signal.SIGKILL)
+    _assert_resumed_to_ten(pool, tmp_path, cluster, _finished(schedd, cluster))
