@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -35,16 +36,18 @@ BUDGET_SECONDS = 0.200
 BATCH = 2000
 
 
-def start_collector(directory: str) -> tuple[subprocess.Popen, str]:
-    """A collector process with the schedd's config (its key, its directory); its process and address."""
+def start_daemon(directory: str, module: str, collector: str = "") -> tuple[subprocess.Popen, str]:
+    """Daemon ``module`` (``collector``, ``web``) with the schedd's config (its key, its
+    directory) and ``collector`` as its COLLECTOR_HOST; its process and address."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("_ROOST_") and k != "COLLECTOR_HOST"}
-    env["ROOST_CONFIG"] = os.path.join(directory, "config")
-    address_file = os.path.join(directory, ".collector_address")
-    process = subprocess.Popen([sys.executable, "-m", "collector", "--address-file", address_file], env=env)
+    env.update({"ROOST_CONFIG": os.path.join(directory, "config"), "_ROOST_COLLECTOR_HOST": collector})
+    address_file = os.path.join(directory, f".{module}_address")
+    process = subprocess.Popen([sys.executable, "-m", module, "--address-file", address_file], env=env,
+                               stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not os.path.exists(address_file):
         if time.monotonic() > deadline or process.poll() is not None:
-            raise SystemExit("the collector did not start; see its log in " + directory)
+            raise SystemExit(f"the {module} did not start; see its log in {directory}")
         time.sleep(0.05)
     with open(address_file, encoding="utf-8") as handle:
         return process, handle.read().strip().strip("<>")
@@ -61,6 +64,18 @@ def fill(collector: str, schedd: str, key: bytes, slots: int, jobs: int, directo
                 ad_type="Scheduler")
     writer = BlockingClient(schedd, token=issue_token(key, "bench@pool", ["WRITE"]), timeout=600)
     writer.call(schedd_routes.SUBMIT, {"description": JOB + f"batch_name = bench\nqueue {jobs}\n", "iwd": directory})
+
+
+def fetch(url: str) -> bytes:
+    """The body of ``url`` (the site lets this loopback caller in as the pool's owner).
+
+    Raises:
+        SystemExit: the page did not answer 200.
+    """
+    with urllib.request.urlopen(url, timeout=600) as answer:
+        if answer.status != 200:
+            raise SystemExit(f"{url} answered {answer.status}")
+        return answer.read()
 
 
 def best_of(rounds: int, work) -> float:
@@ -89,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="roost-bench-web-") as directory:
         schedd_process, schedd, key = start_schedd(directory)
-        collector_process, collector = start_collector(directory)
+        collector_process, collector = start_daemon(directory, "collector")
+        processes = [collector_process, schedd_process]
         try:
             fill(collector, schedd, key, args.slots, args.jobs, directory)
             token = issue_token(key, "bench@pool", ["READ"])
@@ -113,8 +129,17 @@ def main(argv: list[str] | None = None) -> int:
                 verdict = "under" if seconds < BUDGET_SECONDS else "OVER"
                 print(f"{path:<11} {seconds * 1000:8.1f} ms  {seconds / bare:6.2f}x the bare query  "
                       f"({verdict} {BUDGET_SECONDS * 1000:.0f} ms)")
+            web_process, web = start_daemon(directory, "web", collector)
+            processes.insert(0, web_process)
+            first = best_of(1, lambda: fetch(f"http://{web}/pool"))
+            print(f"over HTTP from the WEB daemon (first page, waiting for its first read: {first:.2f} s):")
+            for path in ("/pool", "/gpus", "/queue", "/fairshare", "/flocking", "/pool?format=json"):
+                seconds = best_of(args.rounds, lambda: fetch(f"http://{web}{path}"))
+                verdict = "under" if seconds < BUDGET_SECONDS else "OVER"
+                print(f"{path:<18} {seconds * 1000:8.1f} ms  {seconds / bare:6.2f}x the bare query  "
+                      f"({verdict} {BUDGET_SECONDS * 1000:.0f} ms)")
         finally:
-            for process in (collector_process, schedd_process):
+            for process in processes:
                 process.terminate()
                 process.wait(timeout=30)
     return 0
