@@ -54,8 +54,6 @@ def test_without_a_token_every_page_answers_the_login_form_and_no_data(locked_po
     save_screenshot(page, "login")
 
 
-@pytest.mark.xfail(reason="the site sends Referrer-Policy: no-referrer, so Chromium posts the login form with "
-                          "Origin: null and the site refuses it as a cross-site form", strict=False)
 def test_a_wrong_token_is_refused_and_the_right_one_opens_the_site(locked_pool, page):
     """A made-up token leaves the browser on the login form with no cookie that opens anything;
     the user's own token brings the pool page, and its cookie is HttpOnly and SameSite=Strict."""
