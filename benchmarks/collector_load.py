@@ -1,72 +1,142 @@
-"""Collector load: a real collector process, N machine ads advertised from a second
-process (one update per ad, then in batches), constraint queries one at a time and
-then a sustained mix at 20 a second; prints updates per second and query latency
-percentiles for N = 1,000 and 10,000.
+"""Collector load: a real collector process holding N slot ads while startds re-advertise
+them at their real cadence (N per 300 s, each startd's slots in one update) and a mix of
+queries runs at 20 a second; prints query latency percentiles under that load beside the
+same queries on the quiet collector (the baseline, measured first in the same run) as a
+ratio, the updates sent and answered (none may be dropped), the collector's CPU in cores
+and per query, and the longest the collector's reactor stalled (a probe process asks a
+one-ad query every 20 ms; its slowest answer bounds the stall).
 
-Run: ``python benchmarks/collector_load.py [--sizes 1000 10000] [--queries 200]``.
+Run: ``python benchmarks/collector_load.py`` (10,000 ads, 20 s) or
+``python benchmarks/collector_load.py --ads 100000 --seconds 60`` for the full scale.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from daemoncore.security import create_signing_key, issue_token
 from daemoncore.wire import collector_routes as api
+from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
 
+COMPACT = ["Machine", "Name", "SlotType", "State", "Activity", "LoadAvg", "Memory", "Cpus", "GPUs",
+           "OpSys", "Arch", "TotalCpus", "TotalMemory"]
+#: The mix, one entry per query in turn: (label, ad type, constraint, projection).
 QUERIES = [
-    ("all, projected", "true", ["Name", "State"]),
-    ("big idle slots", 'State == "Unclaimed" && Cpus >= 16 && Memory >= 65536', []),
-    ("linux x86 with gpus", 'OpSys == "LINUX" && Arch == "X86_64" && GPUs > 0', ["Name", "GPUs"]),
-    ("one machine", 'Machine == "node00042.pool"', []),
+    ("all, projected", "Machine", "true", ["Name", "State"]),
+    ("big idle slots", "Machine", 'State == "Unclaimed" && Cpus >= 16 && Memory >= 65536', []),
+    ("linux x86 with gpus", "Machine", 'OpSys == "LINUX" && Arch == "X86_64" && GPUs > 0', ["Name", "GPUs"]),
+    ("one machine", "Machine", 'Machine == "node00042.pool"', []),
+    ("one slot by Name", "Machine", 'Name == "slot1@node00077.pool"', []),
+    ("-compact", "Machine", "true", COMPACT),
+    ("submitters", "Submitter", "true", ["Name", "IdleJobs", "RunningJobs"]),
+    ("unclaimed, projected", "Machine", 'State == "Unclaimed"', ["Name", "Cpus", "Memory"]),
+    ("claimed busy", "Machine", 'State == "Claimed" && Activity == "Busy"', ["Name", "LoadAvg"]),
+    ("everything", "Machine", "true", []),
 ]
-BATCH = 500
+FILL_BATCH = 500
+UPDATE_PERIOD = 300.0
+PROBE_INTERVAL = 0.02
 
 
-def machine_ad(n: int) -> dict:
+def machine_ad(n: int, sequence: int = 1) -> dict:
     """A slot ad of about 40 attributes, shaped like a startd's."""
-    rng = random.Random(n)
-    cpus = rng.choice([1, 2, 4, 8, 16, 32, 64])
+    rng = random.Random(n * 7919 + sequence)
+    cpus = random.Random(n).choice([1, 2, 4, 8, 16, 32, 64])
     return {
         "MyType": "Machine", "Name": f"slot1@node{n:05d}.pool", "Machine": f"node{n:05d}.pool",
         "SlotType": "Partitionable", "State": rng.choice(["Unclaimed", "Claimed", "Owner"]),
-        "Activity": rng.choice(["Idle", "Busy"]), "OpSys": "LINUX", "Arch": rng.choice(["X86_64", "aarch64"]),
+        "Activity": rng.choice(["Idle", "Busy"]), "OpSys": "LINUX", "Arch": random.Random(n).choice(["X86_64", "aarch64"]),
         "Cpus": cpus, "TotalCpus": cpus, "Memory": cpus * 4096, "TotalMemory": cpus * 4096,
-        "Disk": cpus * 10_000_000, "GPUs": rng.choice([0, 0, 0, 1, 2, 4, 8]), "LoadAvg": rng.random(),
+        "Disk": cpus * 10_000_000, "GPUs": random.Random(n).choice([0, 0, 0, 1, 2, 4, 8]), "LoadAvg": rng.random(),
         "KeyboardIdle": rng.randint(0, 100_000), "EnteredCurrentActivity": 1_700_000_000 + n,
         "Start": "/Expr(true)/", "Requirements": "/Expr(START && TARGET.RequestCpus <= MY.Cpus)/",
         "Rank": "/Expr(0.0)/", "CondorVersion": "$CondorVersion: 24.0.0 $", "UidDomain": "pool",
         "FileSystemDomain": "pool", "HasFileTransfer": True, "MyAddress": f"<10.0.{n // 256}.{n % 256}:9618>",
-        "ClassAdLifetime": 900, "UpdateSequenceNumber": 1,
+        "ClassAdLifetime": 900, "UpdateSequenceNumber": sequence,
         **{f"Attr{i:02d}": rng.randint(0, 1000) for i in range(16)},
     }
 
 
-def advertise(address: str, token: str, count: int, batch: int) -> None:
-    """The second process: advertise ``count`` ads, ``batch`` per request; print the rate."""
-    client = BlockingClient(address, token=token, timeout=120)
-    ads = [machine_ad(n) for n in range(count)]
-    started = time.perf_counter()
-    for start in range(0, count, batch):
-        client.call(api.ADVERTISE, {"ads": ads[start:start + batch]}, ad_type="Startd")
-    elapsed = time.perf_counter() - started
-    print(json.dumps({"ads": count, "batch": batch, "seconds": elapsed, "updates_per_second": count / elapsed}))
+def submitter_ad(n: int) -> dict:
+    return {"MyType": "Submitter", "Name": f"user{n:03d}@pool", "ScheddName": "submit.pool",
+            "IdleJobs": n * 3, "RunningJobs": n, "HeldJobs": 0, "ClassAdLifetime": 900}
 
 
-def run_advertiser(address: str, token: str, count: int, batch: int) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--advertise", address, str(count), str(batch)],
-        env={**os.environ, "BENCH_TOKEN": token}, capture_output=True, text=True, check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def fill(address: str, token: str, ads: int, submitters: int) -> None:
+    client = BlockingClient(address, token=token, timeout=300)
+    for start in range(0, ads, FILL_BATCH):
+        batch = [machine_ad(n) for n in range(start, min(ads, start + FILL_BATCH))]
+        client.call(api.ADVERTISE, {"ads": batch}, ad_type="Startd")
+    client.call(api.ADVERTISE, {"ads": [submitter_ad(n) for n in range(submitters)]}, ad_type="Submitter")
+
+
+def update_at_cadence(address: str, token: str, ads: int, per_startd: int, seconds: float) -> dict:
+    """The updater process: every startd re-sends its slots' ads in one update, startds
+    spread evenly so that ``ads`` updates arrive every :data:`UPDATE_PERIOD` seconds."""
+    client = BlockingClient(address, token=token, timeout=60)
+    startds = [range(start, min(ads, start + per_startd)) for start in range(0, ads, per_startd)]
+    interval = UPDATE_PERIOD / len(startds)
+    sent = answered = failed = requests = 0
+    began = time.perf_counter()
+    index = 0
+    while time.perf_counter() - began < seconds:
+        time.sleep(max(0.0, began + index * interval - time.perf_counter()))
+        slots = startds[index % len(startds)]
+        ads_now = [machine_ad(n, 2 + index // len(startds)) for n in slots]
+        sent += len(ads_now)
+        requests += 1
+        try:
+            answered += client.call(api.ADVERTISE, {"ads": ads_now}, ad_type="Startd")["updated"]
+        except Exception:  # counted: a refused or lost update is the failure being measured
+            failed += len(ads_now)
+        index += 1
+    elapsed = time.perf_counter() - began
+    return {"sent": sent, "answered": answered, "failed": failed, "requests": requests,
+            "per_second": sent / elapsed, "behind_seconds": max(0.0, elapsed - index * interval)}
+
+
+def raw_query(address: str, token: str, ad_type: str, body: dict) -> tuple[int, int]:
+    """One query read as bytes (lines counted, not decoded: the collector is measured,
+    not this client's JSON decoder); (ads, bytes)."""
+    where = parse_address(address)
+    connection = http.client.HTTPConnection(where.host, where.port, timeout=120)
+    try:
+        connection.request("POST", api.QUERY.path(ad_type=ad_type), body=json.dumps(body).encode(),
+                           headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        response = connection.getresponse()
+        if response.status != 200:
+            raise SystemExit(f"query failed: {response.status} {response.read()[:200]!r}")
+        lines = size = 0
+        while chunk := response.read(1 << 20):
+            lines += chunk.count(b"\n")
+            size += len(chunk)
+        return lines, size
+    finally:
+        connection.close()
+
+
+def probe(address: str, token: str, seconds: float) -> dict:
+    """The probe process: a one-ad query every :data:`PROBE_INTERVAL`; the slowest answer."""
+    began = time.perf_counter()
+    latencies = []
+    while time.perf_counter() - began < seconds:
+        started = time.perf_counter()
+        raw_query(address, token, "Collector", {"constraint": "true", "limit": 1})
+        latencies.append(time.perf_counter() - started)
+        time.sleep(max(0.0, PROBE_INTERVAL - (time.perf_counter() - started)))
+    latencies.sort()
+    return {"probes": len(latencies), "max_ms": latencies[-1] * 1000, "p50_ms": percentile(latencies, 0.5) * 1000}
 
 
 def percentile(sorted_values: list[float], fraction: float) -> float:
@@ -74,42 +144,49 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[index]
 
 
-def measure_queries(address: str, token: str, rounds: int) -> list[dict]:
-    client = BlockingClient(address, token=token, timeout=120)
-    rows = []
-    for label, constraint, projection in QUERIES:
-        latencies, matched = [], 0
+def one_query(address: str, token: str, index: int) -> tuple[str, int, int]:
+    label, ad_type, constraint, projection = QUERIES[index % len(QUERIES)]
+    lines, size = raw_query(address, token, ad_type, {"constraint": constraint, "projection": projection})
+    return label, lines, size
+
+
+def quiet_queries(address: str, token: str, rounds: int) -> dict[str, dict]:
+    """Every query of the mix ``rounds`` times, one at a time, on the quiet collector."""
+    rows = {}
+    for index in range(len(QUERIES)):
+        latencies = []
         for _ in range(rounds):
             started = time.perf_counter()
-            matched = sum(1 for _ in client.stream(
-                api.QUERY, {"constraint": constraint, "projection": projection}, ad_type="Machine"))
+            label, lines, size = one_query(address, token, index)
             latencies.append((time.perf_counter() - started) * 1000)
         latencies.sort()
-        rows.append({"query": label, "matched": matched, "p50": percentile(latencies, 0.5),
-                     "p95": percentile(latencies, 0.95), "p99": percentile(latencies, 0.99)})
+        rows[label] = {"ads": lines, "bytes": size, "p50": percentile(latencies, 0.5)}
     return rows
 
 
 def sustained_queries(address: str, token: str, rate: float, seconds: float) -> dict:
-    """Queries of the mix sent at ``rate`` per second for ``seconds`` from 8 threads;
-    latency counts from each query's scheduled time, so falling behind shows."""
-    client = BlockingClient(address, token=token, timeout=120)
+    """The mix sent at ``rate`` per second for ``seconds`` from 8 threads; latency
+    counts from each query's scheduled time, so falling behind shows."""
     total = int(rate * seconds)
     began = time.perf_counter()
+    by_label: dict[str, list[float]] = {}
+    lock = threading.Lock()
 
     def one(index: int) -> float:
         scheduled = began + index / rate
         time.sleep(max(0.0, scheduled - time.perf_counter()))
-        _, constraint, projection = QUERIES[index % len(QUERIES)]
-        for _ in client.stream(api.QUERY, {"constraint": constraint, "projection": projection}, ad_type="Machine"):
-            pass
-        return (time.perf_counter() - scheduled) * 1000
+        label, _, _ = one_query(address, token, index)
+        latency = (time.perf_counter() - scheduled) * 1000
+        with lock:
+            by_label.setdefault(label, []).append(latency)
+        return latency
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         latencies = sorted(pool.map(one, range(total)))
     elapsed = time.perf_counter() - began
-    return {"rate": total / elapsed, "p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
-            "p99": percentile(latencies, 0.99)}
+    return {"count": total, "rate": total / elapsed, "elapsed": elapsed, "p50": percentile(latencies, 0.5),
+            "p95": percentile(latencies, 0.95), "p99": percentile(latencies, 0.99),
+            "by_label": {label: percentile(sorted(values), 0.99) for label, values in by_label.items()}}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -137,42 +214,86 @@ def start_collector(workdir: str) -> tuple[subprocess.Popen, str, bytes]:
     return process, open(address_file).read().strip(), key
 
 
+def helper(role: str, address: str, token: str, *numbers: float) -> subprocess.Popen:
+    """This file run as the updater or the probe, in a process of its own."""
+    return subprocess.Popen([sys.executable, __file__, f"--{role}", address, *map(str, numbers)],
+                            env={**os.environ, "BENCH_TOKEN": token}, stdout=subprocess.PIPE, text=True)
+
+
+def result_of(process: subprocess.Popen) -> dict:
+    out, _ = process.communicate(timeout=600)
+    if process.returncode:
+        raise SystemExit(f"a benchmark helper failed ({process.args})")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run(args) -> None:
+    with tempfile.TemporaryDirectory(prefix="roost-bench-") as workdir:
+        process, address, key = start_collector(workdir)
+        try:
+            daemon = issue_token(key, "bench@pool", ["DAEMON"])
+            reader = issue_token(key, "reader@pool", ["READ"])
+            started = time.perf_counter()
+            fill(address, daemon, args.ads, args.submitters)
+            fill_seconds = time.perf_counter() - started
+            quiet = quiet_queries(address, reader, args.rounds)
+            updater = helper("update", address, daemon, args.ads, args.per_startd, args.seconds)
+            prober = helper("probe", address, reader, args.seconds)
+            cpu_before, wall_before = cpu_seconds(process.pid), time.perf_counter()
+            load = sustained_queries(address, reader, args.rate, args.seconds)
+            updates, stall = result_of(updater), result_of(prober)
+            cpu = cpu_seconds(process.pid) - cpu_before
+            wall = time.perf_counter() - wall_before
+            held, _ = raw_query(address, reader, "Machine", {"constraint": "true", "projection": ["Name"]})
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+    report(args, fill_seconds, quiet, load, updates, stall, cpu, wall, held)
+
+
+def report(args, fill_seconds, quiet, load, updates, stall, cpu, wall, held) -> None:
+    print(f"N = {args.ads:,} slot ads, {args.submitters} submitters; filled in {fill_seconds:.1f} s"
+          f" ({args.ads / fill_seconds:,.0f} ads/s in batches of {FILL_BATCH})")
+    print(f"  {'query':<24}{'ads':>8}{'KB':>9}{'quiet p50':>11}{'loaded p99':>12}{'ratio':>7}")
+    for label, row in quiet.items():
+        loaded = load["by_label"].get(label, float("nan"))
+        print(f"  {label:<24}{row['ads']:>8}{row['bytes'] / 1024:>9.0f}{row['p50']:>9.1f}ms"
+              f"{loaded:>10.1f}ms{loaded / max(row['p50'], 1e-9):>7.1f}")
+    quiet_p50 = sorted(row["p50"] for row in quiet.values())
+    print(f"  mix at {args.rate:g}/s asked, {load['rate']:.1f}/s done for {load['elapsed']:.0f} s:"
+          f" p50 {load['p50']:.1f} ms, p95 {load['p95']:.1f} ms, p99 {load['p99']:.1f} ms"
+          f" (quiet median of the mix's p50s {percentile(quiet_p50, 0.5):.1f} ms;"
+          f" ratio p99/that {load['p99'] / max(percentile(quiet_p50, 0.5), 1e-9):.1f})")
+    dropped = updates["sent"] - updates["answered"]
+    print(f"  updates: {updates['sent']} sent in {updates['requests']} startd updates"
+          f" ({updates['per_second']:.0f}/s, {args.ads / UPDATE_PERIOD:.0f}/s asked), {updates['answered']} stored,"
+          f" {dropped} dropped, {updates['behind_seconds']:.1f} s behind; {held} slot ads held at the end")
+    print(f"  collector CPU: {cpu / wall:.2f} cores over {wall:.0f} s,"
+          f" {cpu * 1000 / load['count']:.1f} ms per query (updates included)")
+    print(f"  longest reactor stall: {stall['max_ms']:.1f} ms (slowest of {stall['probes']} one-ad probes;"
+          f" their p50 {stall['p50_ms']:.1f} ms is the baseline, ratio {stall['max_ms'] / max(stall['p50_ms'], 1e-9):.0f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
-    parser.add_argument("--queries", type=int, default=100, help="rounds of each query")
-    parser.add_argument("--rate", type=float, default=20.0, help="queries per second in the sustained phase")
-    parser.add_argument("--seconds", type=float, default=10.0, help="length of the sustained phase")
-    parser.add_argument("--advertise", nargs=3, metavar=("ADDRESS", "COUNT", "BATCH"), help=argparse.SUPPRESS)
+    parser.add_argument("--ads", type=int, default=10_000, help="slot ads held (100000 for the full scale)")
+    parser.add_argument("--submitters", type=int, default=200)
+    parser.add_argument("--per-startd", type=int, default=8, help="slots per startd, sent in one update")
+    parser.add_argument("--rate", type=float, default=20.0, help="queries per second under load")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of the loaded phase")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of each query on the quiet collector")
+    parser.add_argument("--update", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--probe", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.advertise:
-        address, count, batch = args.advertise
-        advertise(address, os.environ["BENCH_TOKEN"], int(count), int(batch))
-        return
-    for size in args.sizes:
-        with tempfile.TemporaryDirectory(prefix="roost-bench-") as workdir:
-            process, address, key = start_collector(workdir)
-            try:
-                daemon = issue_token(key, "bench@pool", ["DAEMON"])
-                reader = issue_token(key, "reader@pool", ["READ"])
-                single = run_advertiser(address, daemon, size, 1)
-                batched = run_advertiser(address, daemon, size, BATCH)
-                rows = measure_queries(address, reader, args.queries)
-                cpu_before = cpu_seconds(process.pid)
-                load = sustained_queries(address, reader, args.rate, args.seconds)
-                load["server_cpu_ms"] = (cpu_seconds(process.pid) - cpu_before) * 1000 / (args.rate * args.seconds)
-            finally:
-                process.terminate()
-                process.wait(timeout=20)
-        print(f"N = {size:,} machine ads")
-        print(f"  updates/s, one ad per request:   {single['updates_per_second']:10,.0f}")
-        print(f"  updates/s, {BATCH} ads per request: {batched['updates_per_second']:10,.0f}")
-        print(f"  {'query':<22}{'matched':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
-        for row in rows:
-            print(f"  {row['query']:<22}{row['matched']:>8}{row['p50']:>9.1f}{row['p95']:>9.1f}{row['p99']:>9.1f}")
-        print(f"  sustained mix at {args.rate:g}/s asked, {load['rate']:.1f}/s done:"
-              f" p50 {load['p50']:.1f} ms, p95 {load['p95']:.1f} ms, p99 {load['p99']:.1f} ms;"
-              f" collector CPU {load['server_cpu_ms']:.1f} ms per query")
+    token = os.environ.get("BENCH_TOKEN", "")
+    if args.update:
+        address, ads, per_startd, seconds = args.update
+        print(json.dumps(update_at_cadence(address, token, int(ads), int(per_startd), float(seconds))))
+    elif args.probe:
+        address, seconds = args.probe
+        print(json.dumps(probe(address, token, float(seconds))))
+    else:
+        run(args)
 
 
 if __name__ == "__main__":
