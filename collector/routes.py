@@ -4,14 +4,14 @@ store; every bad input is a 400 that changes nothing. Every stored ad carries
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from classad import ConstraintError, compile_constraint
 from collector.adtypes import ANY, canonical_ad_type
+from collector.answers import answer_blocks
 from collector.errors import AdNotOwned, AdRejected
 from collector.metrics import CollectorMetrics
 from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check_constraint_allowed, check_withdrawal
-from collector.store import AdStore, StoredAd, ad_lifetime, ad_name, wire_attribute
+from collector.screening import Screen, screen_for
+from collector.store import AdStore, ad_lifetime, ad_name, wire_attribute
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.errors import BadRequest, Forbidden
@@ -111,10 +111,10 @@ class CollectorRoutes:
         private = take(body, "private", bool, False)
         if private:
             request.require("DAEMON", "reading private ads")
-        predicate = _compile(constraint)
+        screen = _screen(constraint)
         self._metrics.queries.labels(ad_type).inc()
-        found = self._store.scan(ad_type, predicate, limit, private=private)
-        return StreamReply(_projected(found, projection))
+        snapshot = self._store.snapshot(ad_type, private)
+        return StreamReply(answer_blocks(snapshot, self._store.clock.seconds(), screen, projection, limit))
 
     def _prepare(self, ad_type: str, wire: object, where: str, now: int,
                  identity: str | None) -> tuple[object, dict]:
@@ -156,14 +156,8 @@ def _compile(constraint: str):
         raise BadRequest(f"$.constraint: {exc}") from None
 
 
-def _projected(found: Iterator[StoredAd | None], projection: list[str]) -> Iterator[dict | bytes | None]:
-    """The stream's items: each ad's line or projection; a ``None`` (an ad that did not
-    match) passes through so the stream gives the reactor back between ads."""
-    wanted = list(dict.fromkeys(name.lower() for name in projection))
-    for stored in found:
-        if stored is None:
-            yield None
-        elif not wanted:
-            yield stored.line
-        else:
-            yield stored.project(wanted)
+def _screen(constraint: str) -> Screen:
+    try:
+        return screen_for(constraint)
+    except ConstraintError as exc:
+        raise BadRequest(f"$.constraint: {exc}") from None

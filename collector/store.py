@@ -13,18 +13,23 @@ from attrs import define, field, frozen
 
 from collector.adtypes import ANY
 from collector.errors import AdRejected
+from collector.screening import literal_values
 from daemoncore.wire.ndjson import encode_line
 
 DEFAULT_LIFETIME_SECONDS = 900
+
+#: Distinct projections whose answer line each ad keeps ready.
+CACHED_PROJECTIONS = 4
 
 Predicate = Callable[[object], bool]
 
 
 @frozen
 class StoredAd:
-    """One ad as the collector holds it: the parsed ad for constraints, its JSON
-    form for answers (also as a ready NDJSON line, and its attribute names by lower
-    case for projections), and when it expires."""
+    """One ad as the collector holds it: the parsed ad for constraints (and its literal
+    values by lower-case name, to screen them), its JSON form for answers (also as a
+    ready NDJSON line, and its attribute names by lower case for projections), and when
+    it expires."""
 
     ad_type: str
     name: str
@@ -36,11 +41,24 @@ class StoredAd:
     #: What the ad is stored under: its Name, and for a Submitter ad also its ScheddName
     #: (one user of several schedds, or of another pool flocking here, is several ads).
     key: str = ""
+    literals: dict[str, object] = field(factory=dict, repr=False)
+    #: The NDJSON lines of the last few projections asked for, by their lower-case names.
+    _projected_lines: dict[tuple[str, ...], bytes] = field(factory=dict, repr=False, eq=False)
 
-    def project(self, lowered_names: list[str]) -> dict:
+    def project(self, lowered_names: "list[str] | tuple[str, ...]") -> dict:
         """The ad's JSON form cut down to the named attributes (names in lower case)."""
         keys = self.keys_by_lower
         return {keys[name]: self.wire[keys[name]] for name in lowered_names if name in keys}
+
+    def projected_line(self, lowered_names: tuple[str, ...]) -> bytes:
+        """:meth:`project` as an NDJSON line, kept for the next query of the same
+        projection (ads are replaced, never changed, so it cannot go stale)."""
+        line = self._projected_lines.get(lowered_names)
+        if line is None:
+            line = encode_line(self.project(lowered_names))
+            if len(self._projected_lines) < CACHED_PROJECTIONS:
+                self._projected_lines[lowered_names] = line
+        return line
 
 
 def wire_attribute(wire: dict, name: str) -> object:
@@ -116,6 +134,7 @@ class AdStore:
             line=encode_line(wire),
             keys_by_lower={key.lower(): key for key in wire},
             key=ad_key(ad_type, name, wire),
+            literals=literal_values(wire),
         )
         self._table(private).setdefault(ad_type, {})[stored.key] = stored
         return stored
@@ -171,9 +190,7 @@ class AdStore:
         caller on the reactor can pause between any two evaluations of ``predicate``."""
         if limit is not None and limit <= 0:
             return
-        table = self._table(private)
-        kinds = list(table) if ad_type == ANY else [ad_type]
-        snapshot = [stored for kind in kinds for stored in list(table.get(kind, {}).values())]
+        snapshot = self.snapshot(ad_type, private)
         now = self.clock.seconds()
         found = 0
         for stored in snapshot:
@@ -186,6 +203,13 @@ class AdStore:
             found += 1
             if limit is not None and found >= limit:
                 return
+
+    def snapshot(self, ad_type: str, private: bool = False) -> list[StoredAd]:
+        """Every ad of ``ad_type`` (every type for Any) held now, expired or not, in
+        the order they were first stored."""
+        table = self._table(private)
+        kinds = list(table) if ad_type == ANY else [ad_type]
+        return [stored for kind in kinds for stored in table.get(kind, {}).values()]
 
     def expire(self) -> int:
         """Drop every ad whose lifetime has passed; the count dropped."""

@@ -1,0 +1,46 @@
+"""A query's answer as blocks of NDJSON lines: the matching ads of a snapshot, each as
+its ready line or projected line, joined into blocks that end every few milliseconds
+(or at a size), so the server writes large answers in few pieces and the reactor gets
+control back between blocks however slow the constraint is in each ad."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+
+from collector.screening import Screen
+from collector.store import StoredAd
+
+#: Longest the reactor is held building one block.
+SLICE_SECONDS = 0.005
+#: A block ends once it holds this many bytes.
+BLOCK_BYTES = 256 * 1024
+
+
+def answer_blocks(snapshot: Iterable[StoredAd], now: float, screen: Screen, projection: list[str],
+                  limit: int | None = None) -> Iterator[bytes | None]:
+    """The live ads of ``snapshot`` that ``screen`` matches, at most ``limit``, as
+    blocks of NDJSON lines (projected to ``projection``, every attribute when empty);
+    ``None`` for a slice that found nothing, so a caller on the reactor can pause."""
+    if limit is not None and limit <= 0:
+        return
+    wanted = tuple(dict.fromkeys(name.lower() for name in projection))
+    everything = screen.everything
+    clock = time.perf_counter
+    lines: list[bytes] = []
+    size = found = 0
+    deadline = clock() + SLICE_SECONDS
+    for stored in snapshot:
+        if stored.expires_at > now and (everything or screen.matches(stored.ad, stored.literals)):
+            line = stored.projected_line(wanted) if wanted else stored.line
+            lines.append(line)
+            size += len(line)
+            found += 1
+            if found == limit:
+                break
+        if size >= BLOCK_BYTES or clock() >= deadline:
+            yield b"".join(lines) if lines else None
+            lines, size = [], 0
+            deadline = clock() + SLICE_SECONDS
+    if lines:
+        yield b"".join(lines)
