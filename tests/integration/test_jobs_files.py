@@ -77,10 +77,13 @@ def test_stdout_inputs_and_outputs_travel_with_remaps(pool, tmp_path, monkeypatc
 
 
 def test_a_missing_input_holds_the_job_with_code_13(pool, tmp_path, monkeypatch):
-    """An input file that is not there holds the job; `roost q -hold` names the file."""
+    """An input file that is not there when the job starts holds it; `roost q -hold` names
+    the file. (`roost submit` refuses a missing input up front, as condor_submit does;
+    skip_filechecks lets the job reach the queue, as a file removed after submit would.)"""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.sub").write_text("executable = /bin/cat\narguments = absent.txt\n"
                                       "transfer_input_files = absent.txt\nshould_transfer_files = YES\n"
+                                      "skip_filechecks = true\n"
                                       "log = job.log\nrequest_memory = 64M\nqueue\n")
     cluster = submitted_cluster(roost(pool["env"], "submit", str(tmp_path / "job.sub")))
     schedd = htcondor.Schedd()
