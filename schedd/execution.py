@@ -35,6 +35,7 @@ from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from jobmodel.errors import InvalidTransitionError
 from jobmodel.states import JobId, JobStatus, Transition, hold, job_id_of, removal_done, status_of, vacate
+from schedd.checkpoint_sweep import CheckpointSweep
 from schedd.claims import (
     DEFAULT_ALIVE_INTERVAL,
     DEFAULT_CLAIM_WORKLIFE,
@@ -145,6 +146,8 @@ class Execution(app_service.Service):
         self._alive_loop = task.LoopingCall(self._send_alives)
         self._alive_loop.clock = self.clock
         self.gangs = Gangs(self)
+        self.checkpoint_sweep = (CheckpointSweep(self.queue, self.spool_root, lambda job_id: job_id in self.shadows,
+                                                 self._run_blocking, self.clock) if self.spool_root else None)
 
     # --- what the schedd service calls ---
     def handlers(self) -> dict:
@@ -174,6 +177,8 @@ class Execution(app_service.Service):
         self._settle_orphans()
         self._alive_loop.start(ALIVE_CHECK_INTERVAL, now=False)
         self.gangs.start()
+        if self.checkpoint_sweep is not None:
+            self.checkpoint_sweep.start()
 
     def _settle_orphans(self) -> None:
         orphans = f"JobStatus == {int(JobStatus.RUNNING)} || JobStatus == {int(JobStatus.SUSPENDED)} || " \
@@ -248,6 +253,8 @@ class Execution(app_service.Service):
         if self._alive_loop.running:
             self._alive_loop.stop()
         self.gangs.stop()
+        if self.checkpoint_sweep is not None:
+            self.checkpoint_sweep.stop()
         for shadow in list(self.shadows.values()):
             shadow.shut_down()
         return super().stopService()

@@ -95,6 +95,26 @@ def checkpoint_stream(directory: str | None, ad: classad.ClassAd) -> PackStream 
     return PackStream(items, None, job_name(ad)) if items else None
 
 
+def kept_checkpoints(spool: str) -> list[tuple[int, int, str]]:
+    """Every checkpoint kept under ``spool``, as (cluster, proc, directory); names that
+    are not a job's checkpoint directory are left alone."""
+    found = []
+    for cluster in _numbered(spool):
+        for proc in _numbered(os.path.join(spool, str(cluster))):
+            directory = spool_directory(spool, cluster, proc)
+            if os.path.isdir(directory):
+                found.append((cluster, proc, directory))
+    return found
+
+
+def _numbered(directory: str) -> list[int]:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(int(name) for name in names if name.isdigit() and str(int(name)) == name)
+
+
 def remove_checkpoint(directory: str) -> None:
     """Forget a job's checkpoint (the job left the queue)."""
     shutil.rmtree(directory, ignore_errors=True)
@@ -123,4 +143,4 @@ def _output_limit(ad: classad.ClassAd) -> int | None:
 
 
 __all__ = ["checkpoint_plan", "send_checkpoint", "spool_directory", "receive_checkpoint",
-           "checkpoint_stream", "remove_checkpoint", "MAX_CHECKPOINT_FILES"]
+           "checkpoint_stream", "kept_checkpoints", "remove_checkpoint", "MAX_CHECKPOINT_FILES"]

@@ -132,3 +132,15 @@ def test_a_checkpointing_job_whose_startd_is_killed_twice_finishes_at_ten(pool, 
         if orphan is not None and alive(orphan):  # the job outlives its startd: lose it, as a dead machine would
             os.kill(orphan, signal.SIGKILL)
     _assert_resumed_to_ten(pool, tmp_path, cluster, _finished(schedd, cluster))
+
+
+def test_condor_rm_forgets_the_kept_checkpoint(pool, tmp_path, monkeypatch, shared_dir):
+    """A removed job's checkpoint leaves the spool at the schedd's next sweep."""
+    monkeypatch.chdir(tmp_path)
+    progress = shared_dir / "progress.txt"
+    cluster = _submit(pool, tmp_path, progress)
+    kept = pool["dir"] / "spool" / str(cluster) / "0" / f"cluster{cluster}.proc0.subproc0"
+    wait_for(lambda: (kept / "count.ckpt").exists(), seconds=60, what="the first checkpoint kept")
+    roost(pool["env"], "rm", str(cluster))
+    wait_for(lambda: not (pool["dir"] / "spool" / str(cluster)).exists(), seconds=45,
+             what="the removed job's checkpoint forgotten")
