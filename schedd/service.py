@@ -32,6 +32,7 @@ from schedd.metrics import ScheddMetrics
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
+from schedd.queue.jobqueue import MATERIALIZE_PER_PASS
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
 from schedd.spooling import Spooling
@@ -184,6 +185,8 @@ class ScheddService(DaemonService):
         for cluster_id in sorted({job.cluster for job in made}):
             procs = [job.proc for job in made if job.cluster == cluster_id]
             self.submitted(cluster_id, len(procs), procs[0])
+            if len(procs) >= MATERIALIZE_PER_PASS:
+                self.queue_changed()  # that factory has more to make: another pass soon
 
     def _materialize_soon(self) -> None:
         self._pending_materialize = None

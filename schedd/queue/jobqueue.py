@@ -44,6 +44,9 @@ from schedd.queue.stored import (
 #: Rows in the first page of a query by status (later pages double).
 FIRST_STATUS_PAGE = 16
 
+#: At most this many procs one factory makes in one :meth:`JobQueue.materialize` pass.
+MATERIALIZE_PER_PASS = 200
+
 #: The queue's file in the spool directory.
 QUEUE_FILE = "job_queue.sqlite3"
 
@@ -180,26 +183,27 @@ class JobQueue:
         return cluster_id
 
     def materialize(self, make_procs: Callable[[int, str, range], list[ClassAd]],
-                    only: int | None = None) -> list[JobId]:
+                    only: int | None = None, most: int = MATERIALIZE_PER_PASS) -> list[JobId]:
         """Let every running factory (or only cluster ``only``'s) make the procs its
-        limits allow now, each factory in one transaction; ``make_procs(cluster_id,
-        digest, proc_ids)`` builds their ads. A factory whose procs cannot be made is
-        paused (JobMaterializePaused = 1, with JobMaterializePauseReason). Returns the
-        new jobs."""
+        limits allow now, at most ``most`` each (so a pass stays short: call again
+        while a factory made that many), each factory in one transaction;
+        ``make_procs(cluster_id, digest, proc_ids)`` builds their ads. A factory whose
+        procs cannot be made is paused (JobMaterializePaused = 1, with
+        JobMaterializePauseReason). Returns the new jobs."""
         made: list[JobId] = []
         for cluster_id, digest in self.db.active_factories():
             if only is None or cluster_id == only:
                 with self.db.atomic():
-                    made.extend(self._materialize_one(cluster_id, digest, make_procs))
+                    made.extend(self._materialize_one(cluster_id, digest, make_procs, most))
         return made
 
-    def _materialize_one(self, cluster_id: int, digest: str, make_procs) -> list[JobId]:
+    def _materialize_one(self, cluster_id: int, digest: str, make_procs, most: int) -> list[JobId]:
         cluster = self._cluster_entries(cluster_id)
         state = _factory_state(cluster)
         counts = self.db.count_cluster_by_status(cluster_id)
         not_running = counts.get(int(JobStatus.IDLE), 0) + counts.get(int(JobStatus.HELD), 0)
-        wanted = range(state.next_proc_id, state.next_proc_id + factory.procs_to_make(
-            state, sum(counts.values()), not_running))
+        wanted = range(state.next_proc_id, state.next_proc_id + min(most, factory.procs_to_make(
+            state, sum(counts.values()), not_running)))
         changes: dict[str, Any] = {}
         procs: list[ClassAd] = []
         for proc_id in wanted:

@@ -217,3 +217,13 @@ def test_the_submit_route_refuses_a_bad_factory_description(call, tmp_path):
     assert response.status == 400
     assert "line 2" in response.json()["message"] and "max_materialize" in response.json()["message"]
     assert call("/v1/jobs/query", {}).lines() == []
+
+
+def test_one_pass_makes_a_bounded_number_of_procs(queue, makers):
+    """A factory allowed 500 procs makes them over passes of at most 200, so no pass
+    holds the schedd for long; the next pass goes on from JobMaterializeNextProcId."""
+    submit_factory(queue, "executable = /bin/true\nmax_materialize = 500\nqueue 1000\n", makers)
+    assert len(queue) == 200
+    assert len(queue.materialize(makers)) == 200
+    assert len(queue.materialize(makers)) == 100
+    assert queue.materialize(makers) == [] and len(queue) == 500
