@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 import classad
 from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
+from bindings.eventlog import JobEvent, parse_json_event, parse_text_event
 from bindings.pool import find_pool, pool_token
 from bindings.spooling import retrieve_jobs, spec_constraint, spool_jobs
 from bindings.submit import Submit
@@ -185,6 +186,16 @@ class Schedd:
         for wire in self._client.stream(api.HISTORY, body):
             yield ad_from_json(wire, "job ad from the schedd's history")
 
+    def job_events(self, job_id: object) -> list[JobEvent]:
+        """The events of job ``job_id`` (``"12.0"``) from its own event log as the schedd
+        wrote it, oldest first (at most the last 1000); [] for a job without a log.
+
+        Raises:
+            RemoteError: the schedd refused (a malformed id is a 400).
+        """
+        answer = self._client.call(api.JOB_EVENTS, job_id=str(job_id))
+        return [_logged_event(text) for text in answer["events"]]
+
     # --- changing jobs --------------------------------------------------------
     def act(self, action: JobAction, job_spec: object, reason: str | None = None) -> classad.ClassAd:
         """Apply ``action`` to the jobs ``job_spec`` names (``"12.0"``, ``"12"``, a
@@ -210,6 +221,15 @@ class Schedd:
         """
         body = {**job_spec_body(job_spec), "attr": attr, "value": value_text(value)}
         return self._client.call(api.EDIT, body)["changed"]
+
+
+def _logged_event(text: str) -> JobEvent:
+    """One event as the schedd answers it: a JSON line, or a text-form event with its ``...`` line."""
+    if text.lstrip().startswith("{"):
+        return parse_json_event(text, "the schedd's event log answer")
+    body = text.rstrip("\n")
+    return parse_text_event(body[:-len("\n...")] if body.endswith("\n...") else body,
+                            "the schedd's event log answer")
 
 
 def job_spec_body(job_spec: object) -> dict:

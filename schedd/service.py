@@ -28,6 +28,7 @@ from schedd.ads import scheduler_totals, submitter_ads
 from schedd.execution import Execution
 from schedd.flock_advertiser import FlockAdvertiser, flocked_ads
 from schedd.flocking import FlockLevels, FlockSettings
+from schedd.job_events import JobEvents
 from schedd.metrics import ScheddMetrics
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
@@ -148,6 +149,7 @@ class ScheddService(DaemonService):
     def handlers(self) -> dict:
         table = dict(self._routes.handlers())
         table.update(Spooling(self).handlers())
+        table.update(JobEvents(self._job_log).handlers())
         if self.execution is not None:
             table.update(self.execution.handlers())
         return table

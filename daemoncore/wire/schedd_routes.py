@@ -23,6 +23,11 @@ EDIT = Route("edit", "POST", "/v1/jobs/edit", level="WRITE")
 # answer: NDJSON ads, newest first
 HISTORY = Route("history", "POST", "/v1/history/query", level="READ", streams=True)
 
+# A job's events from its own event log (UserLog), oldest first, each as written there (a
+# text-form event with its "..." line, or a JSON line); at most the last 1000 from the last MiB.
+# answer: {"job": "c.p", "events": [text, ...], "problem": text (only when the log cannot be read)}
+JOB_EVENTS = Route("job_events", "GET", "/v1/jobs/{job_id}/events", level="READ")
+
 # -spool: POST the input tar of a job held for spooling (code 16); answer {"job": "c.p", "files": n}
 SPOOL_INPUT = Route("spool_input", "POST", "/v1/jobs/{job_id}/spool", level="WRITE")
 # condor_transfer_data: GET a completed spooled job's outputs; answer is a tar (application/x-tar)
