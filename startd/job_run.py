@@ -32,8 +32,9 @@ from startd.errors import StarterError
 from startd.gpu_sharing import GpuSharing
 from startd.job_account import JobAccount
 from startd.schedd_link import ScheddLink
-from startd.self_checkpoint import first_checkpoint_number, is_checkpoint_exit
+from startd.self_checkpoint import carried, first_checkpoint_number, is_checkpoint_exit
 from startd.starter import JobOutcome, Starter
+from startd.usage import Usage
 from transfer import TransferError, TransferStats, input_plan, output_plan, receive_input, send_output
 from transfer.checkpoint import send_checkpoint
 from transfer.errors import MAX_OUTPUT_SIZE_EXCEEDED, TRANSFER_OUTPUT_FAILED
@@ -113,6 +114,9 @@ class JobRun:
         self.sandbox: str | None = None
         self._forceful = False
         self._usage_loop: task.LoopingCall | None = None
+        #: What the run's earlier segments (before each restart in place) used.
+        self._earlier_usage = Usage()
+        self._counted_starter: Starter | None = None  # the starter whose usage _earlier_usage holds
         #: The run's last report (exit, evicted or hold) is on its way: once the schedd
         #: has it, it may activate the claim again before this run has wound up.
         self.final_report_sent = False
@@ -215,7 +219,7 @@ class JobRun:
         # the job runs while the execute report travels; every later report waits for it
         reported = Deferred.fromCoroutine(self._report("execute", self.execute_attrs))
         reported.addCallback(self._execute_reported)
-        outcome: JobOutcome = await ended
+        outcome: JobOutcome = self._segment_ended(await ended)
         await reported
         number, segment_start = first_checkpoint_number(self.job), started_at
         while self._is_checkpoint(outcome):
@@ -224,7 +228,7 @@ class JobRun:
             if self.stopping:  # vacated while the checkpoint travelled: it is kept, the job stops
                 break
             try:  # the same job again, in the same sandbox: it resumes from its checkpoint
-                outcome = await self._start(job)
+                outcome = self._segment_ended(await self._start(job))
             except (StarterError, OSError) as exc:
                 return await self._start_failed(exc)
         self._stop_usage_loop()
@@ -245,6 +249,13 @@ class JobRun:
                                sample_interval=self.settings.sample_interval, transferred=True,
                                account=self.account, gpu_sharing=self.settings.gpu_sharing)
         return self.starter.start()
+
+    def _segment_ended(self, outcome: JobOutcome) -> JobOutcome:
+        """``outcome`` with the usage of the run's earlier segments added: a job restarted
+        in place after a checkpoint is one run, whose CPU time adds up over its segments."""
+        self._earlier_usage = carried(self._earlier_usage, outcome.usage)
+        self._counted_starter = self.starter
+        return attrs.evolve(outcome, usage=self._earlier_usage)
 
     async def _start_failed(self, exc: Exception) -> Ending:
         subcode = exc.errno if isinstance(exc, OSError) and exc.errno else 0
@@ -380,7 +391,9 @@ class JobRun:
     def _report_usage(self) -> Deferred | None:
         if self.starter is None:
             return None
-        return Deferred.fromCoroutine(self._report("usage", {**self.starter.usage.attributes(),
+        running = Usage() if self.starter is self._counted_starter else self.starter.usage
+        usage = carried(self._earlier_usage, running)
+        return Deferred.fromCoroutine(self._report("usage", {**usage.attributes(),
                                                              **self.gpu_attributes}))
 
 

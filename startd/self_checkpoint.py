@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 
 import classad
+from startd.usage import Usage
 
 
 def _value(job: classad.ClassAd, name: str):
@@ -52,4 +53,11 @@ def first_checkpoint_number(job: classad.ClassAd) -> int:
     return last + 1 if isinstance(last, int) and not isinstance(last, bool) and last >= 0 else 0
 
 
-__all__ = ["is_checkpoint_exit", "first_checkpoint_number"]
+def carried(earlier: Usage, segment: Usage) -> Usage:
+    """A run's usage once ``segment`` (one start of the job) follows the ``earlier`` ones:
+    CPU seconds add up, memory keeps its peak."""
+    return Usage(earlier.user_cpu + segment.user_cpu, earlier.sys_cpu + segment.sys_cpu,
+                 max(earlier.rss_kb, segment.rss_kb), max(earlier.image_kb, segment.image_kb))
+
+
+__all__ = ["is_checkpoint_exit", "first_checkpoint_number", "carried"]

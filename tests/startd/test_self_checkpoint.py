@@ -7,8 +7,9 @@ import signal
 
 import classad
 from startd.discovery import Machine, linux_platform
-from startd.self_checkpoint import first_checkpoint_number, is_checkpoint_exit
+from startd.self_checkpoint import carried, first_checkpoint_number, is_checkpoint_exit
 from startd.slot_ads import machine_attributes
+from startd.usage import Usage
 
 
 def job(**attrs) -> classad.ClassAd:
@@ -63,3 +64,12 @@ def test_slots_satisfy_what_submit_requires_of_a_self_checkpointing_job():
     wanted = classad.ExprTree('TARGET.HasSelfCheckpointTransfers && '
                               'versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0')
     assert classad.ClassAd({"Requirements": wanted}).evaluate("Requirements", target=slot) is True
+
+
+def test_a_run_restarted_in_place_adds_up_its_cpu_and_keeps_its_memory_peak():
+    """A checkpoint exit does not end the run (JobReaper restarts the job under the same
+    starter), so the run's RemoteUserCpu/RemoteSysCpu cover every segment; memory
+    figures are peaks."""
+    first = Usage(user_cpu=2.5, sys_cpu=0.5, rss_kb=4000, image_kb=9000)
+    second = Usage(user_cpu=1.0, sys_cpu=0.25, rss_kb=3000, image_kb=12000)
+    assert carried(carried(Usage(), first), second) == Usage(3.5, 0.75, 4000, 12000)
