@@ -194,7 +194,7 @@ class Schedd:
             RemoteError: the schedd refused (a malformed id is a 400).
         """
         answer = self._client.call(api.JOB_EVENTS, job_id=str(job_id))
-        return [_logged_event(text) for text in answer["events"]]
+        return [parse_logged_event(text) for text in answer["events"]]
 
     # --- changing jobs --------------------------------------------------------
     def act(self, action: JobAction, job_spec: object, reason: str | None = None) -> classad.ClassAd:
@@ -223,7 +223,7 @@ class Schedd:
         return self._client.call(api.EDIT, body)["changed"]
 
 
-def _logged_event(text: str) -> JobEvent:
+def parse_logged_event(text: str) -> JobEvent:
     """One event as the schedd answers it: a JSON line, or a text-form event with its ``...`` line."""
     if text.lstrip().startswith("{"):
         return parse_json_event(text, "the schedd's event log answer")

@@ -117,9 +117,11 @@ def job_events(ad: Mapping) -> list[dict]:
     return sorted(found, key=lambda event: event["time"])
 
 
-def job_page(ad: Mapping, analysis: str | None) -> dict:
+def job_page(ad: Mapping, analysis: str | None, logged: list[dict] | None = None) -> dict:
     """A job's ad (in HTCondor's long form), its timeline, where it ran, why it is held,
-    and for an idle job the ``-better-analyze`` text."""
+    and for an idle job the ``-better-analyze`` text. The timeline is ``logged`` (rows of
+    :func:`web.timeline.logged_timeline`, from the job's event log) when there are any,
+    else the times in the ad."""
     parsed = ad_from_json(dict(ad), "job ad")
     status = ad.get("JobStatus")
     return {
@@ -128,7 +130,8 @@ def job_page(ad: Mapping, analysis: str | None) -> dict:
         "owner": _text(ad.get("Owner")),
         "batch": _text(ad.get("JobBatchName")),
         "ad_text": "\n".join(f"{name} = {parsed.lookup(name)}" for name in sorted(parsed.keys(), key=str.lower)),
-        "events": job_events(ad),
+        "events": logged or job_events(ad),
+        "events_source": "log" if logged else "ad",
         "ran_on": _text(ad.get("RemoteHost")) or _text(ad.get("LastRemoteHost")),
         "hold_reason": _text(ad.get("HoldReason")) if status == HELD else None,
         "analysis": analysis if status == IDLE else None,

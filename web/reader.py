@@ -74,16 +74,26 @@ class PoolReader:
         return found
 
     def job(self, cluster: int, proc: int) -> dict | None:
-        """The whole ad of job ``cluster.proc``, from the queue, else from the history."""
+        """The whole ad of job ``cluster.proc``, from the queue, else from the history;
+        ``MyAddress`` of its schedd in ``ScheddAddress``."""
         constraint = f"ClusterId == {int(cluster)} && ProcId == {int(proc)}"
         for ad in self.schedds():
             client = self._schedd(ad)
             for wire in client.stream(schedd_routes.QUERY, {"constraint": constraint, "projection": [], "limit": 1}):
-                return wire
+                return {**wire, "ScheddAddress": ad.get("MyAddress", "")}
             body = {"constraint": constraint, "projection": [], "match": 1, "since": None}
             for wire in client.stream(schedd_routes.HISTORY, body):
-                return wire
+                return {**wire, "ScheddAddress": ad.get("MyAddress", "")}
         return None
+
+    def job_events(self, schedd_address: str, cluster: int, proc: int) -> list:
+        """Job ``cluster.proc``'s events from its event log, as its schedd reads them
+        (``bindings.JobEvent`` values, oldest first; [] without a log)."""
+        from bindings.schedd import parse_logged_event
+
+        client = self._schedd({"MyAddress": schedd_address})
+        answer = client.call(schedd_routes.JOB_EVENTS, job_id=f"{int(cluster)}.{int(proc)}")
+        return [parse_logged_event(text) for text in answer.get("events") or ()]
 
     def _negotiator(self) -> BlockingClient | None:
         found = self.ads("Negotiator", ("MyAddress",), limit=1)

@@ -7,15 +7,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attrs import frozen
+from twisted.logger import Logger
 
 from web import pages
 from web.charts import line_chart
-from web.reader import PoolReader
+from web.reader import READ_ERRORS, PoolReader
 from web.render import STATUS_WORDS
 from web.snapshot import Snapshot
 from web.store import HistoryStore
+from web.timeline import logged_timeline
 
 DAY = 24 * 3600.0
+
+_log = Logger()
 
 
 @frozen
@@ -72,6 +76,16 @@ class NoSuchJob(LookupError):
     """The job is in no schedd's queue or history."""
 
 
+def _logged(reader: PoolReader, schedd: str, cluster: int, proc: int) -> list[dict]:
+    """The job's timeline from its event log; [] (the page falls back to the ad's times)
+    when its schedd cannot answer it, as a schedd from before the route cannot."""
+    try:
+        return logged_timeline(reader.job_events(schedd, cluster, proc))
+    except READ_ERRORS as exc:  # EventLogError is a ValueError
+        _log.warn("web: the events of job {job} could not be read: {why}", job=f"{cluster}.{proc}", why=str(exc))
+        return []
+
+
 def job_view(reader: PoolReader, cluster: int, proc: int) -> View:
     """A job's page; the ``-better-analyze`` text when it is idle.
 
@@ -81,11 +95,13 @@ def job_view(reader: PoolReader, cluster: int, proc: int) -> View:
     ad = reader.job(cluster, proc)
     if ad is None:
         raise NoSuchJob(f"job {cluster}.{proc} is in no schedd's queue or history")
+    schedd = str(ad.pop("ScheddAddress", ""))
+    logged = _logged(reader, schedd, cluster, proc) if schedd else []
     analysis = None
     if ad.get("JobStatus") == pages.IDLE:
         owner = ad.get("User") if isinstance(ad.get("User"), str) else None
         analysis = pages.better_analyze(ad, reader.slots(full=True), reader.last_cycle(owner))
-    data = pages.job_page(ad, analysis)
+    data = pages.job_page(ad, analysis, logged)
     return View("job", data, {"status_word": STATUS_WORDS.get(ad.get("JobStatus"), "unknown")})
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from bindings.schedd import _logged_event
+from bindings.schedd import parse_logged_event
 from daemoncore.security import AuthorizationLevel
 from daemoncore.security.accounts import current_account
 from daemoncore.security.tokens import Identity
@@ -42,7 +42,7 @@ def test_only_the_jobs_own_events_come_back_in_order(tmp_path, log_format):
     for one, other in zip(life(7, 1), life(7, 0)):
         writer.write([other, one])
     answer = read_job_events(path, ME, JobId(7, 1))
-    events = [_logged_event(text) for text in answer["events"]]
+    events = [parse_logged_event(text) for text in answer["events"]]
     assert [(e.type, e.cluster, e.proc, e.timestamp) for e in events] == [
         (EventType.SUBMIT, 7, 1, T0), (EventType.EXECUTE, 7, 1, T0 + 60), (EventType.JOB_TERMINATED, 7, 1, T0 + 120)]
     assert "problem" not in answer
@@ -52,7 +52,7 @@ def test_a_log_mixing_text_and_json_lines_keeps_the_order():
     """A log whose form changed (text, then JSON lines) still answers in file order."""
     submit, execute, end = life(3, 0)
     text = format_text(submit) + format_json(execute) + format_text(end)
-    assert [_logged_event(e).type for e in events_of_job(text, JobId(3, 0))] == [
+    assert [parse_logged_event(e).type for e in events_of_job(text, JobId(3, 0))] == [
         EventType.SUBMIT, EventType.EXECUTE, EventType.JOB_TERMINATED]
 
 
@@ -64,7 +64,7 @@ def test_only_the_tail_is_read_and_a_cut_event_is_left_out(tmp_path):
     writer.write([Event(EventType.EXECUTE, 1, 0, T0 + n, {"ExecuteHost": "<h:1>"}) for n in range(400)])
     tail = read_tail(path, max_bytes=5000)
     assert len(tail) == 5000
-    events = [_logged_event(text) for text in events_of_job(tail, JobId(1, 0))]
+    events = [parse_logged_event(text) for text in events_of_job(tail, JobId(1, 0))]
     assert 0 < len(events) < 400 and events[-1].timestamp == T0 + 399
     assert [e.timestamp for e in events] == list(range(events[0].timestamp, T0 + 400))
 
@@ -73,7 +73,7 @@ def test_at_most_the_last_events_are_answered():
     """Past the limit, the newest events are kept."""
     text = "".join(format_text(Event(EventType.EXECUTE, 2, 0, T0 + n, {"ExecuteHost": "<h:1>"})) for n in range(30))
     kept = events_of_job(text, JobId(2, 0), limit=10)
-    assert [_logged_event(e).timestamp for e in kept] == [T0 + n for n in range(20, 30)]
+    assert [parse_logged_event(e).timestamp for e in kept] == [T0 + n for n in range(20, 30)]
 
 
 def test_a_missing_log_is_no_events_and_a_fifo_is_refused_without_waiting(tmp_path):
