@@ -7,13 +7,12 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from classad import matching
 from classad import nodes as e
 from classad.convert import node_to_python, python_to_node, value_to_python
-from classad.evaluate import NOT_CONSTANT, Context, compile_expr, evaluate_entry, root_of
+from classad.evaluate import NOT_CONSTANT, compile_expr, evaluate_key
 from classad.exprtree import ExprTree
 from classad.flatten import flatten
 from classad.references import references
 from classad.textforms import parse_new_ad, print_json, print_old
 from classad.unparse import quote_name, unparse_expr, unparse_record
-from classad.values import ERROR, UNDEFINED
 
 
 class Entry:
@@ -135,16 +134,7 @@ class ClassAd(MutableMapping):
     def evaluate(self, attr: str, target: "ClassAd | None" = None):
         """The raw ClassAd value of ``attr`` (UNDEFINED if absent), optionally
         against a target ad; this is what daemons call."""
-        entry = self._attrs.get(attr.lower())
-        if entry is None:
-            return UNDEFINED
-        if target is not None and target.parent is not None:
-            target = root_of(target)
-        ctx = Context(self, self if self.parent is None else root_of(self), target, {})
-        try:
-            return evaluate_entry(entry, ctx)
-        except RecursionError:
-            return ERROR
+        return evaluate_key(self, attr.lower(), target)
 
     def lookup(self, attr: str):
         """The expression stored under ``attr`` as an :class:`ExprTree`."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from classad import limits
+from classad import codegen, limits
 from classad import nodes as e
 from classad import operators as ops
 from classad.functions import lookup as lookup_function
@@ -120,6 +120,21 @@ def _remembered(entry, fn, ctx: Context, active: dict):
     return value
 
 
+def evaluate_key(ad, key: str, target=None):
+    """The raw value of ``ad``'s attribute ``key`` (already lower-cased; UNDEFINED
+    if absent) against ``target``: a top-level evaluation, as daemons make it."""
+    entry = ad._attrs.get(key)
+    if entry is None:
+        return UNDEFINED
+    if target is not None and target.parent is not None:
+        target = root_of(target)
+    ctx = Context(ad, ad if ad.parent is None else root_of(ad), target, {})
+    try:
+        return evaluate_entry(entry, ctx)
+    except RecursionError:
+        return ERROR
+
+
 def find_entry(ad, key: str):
     """The entry for ``key`` in ``ad`` or its enclosing ads, with the ad holding it."""
     while ad is not None:
@@ -225,6 +240,8 @@ class _NotConstant:
 
 NOT_CONSTANT = _NotConstant()
 
+_GENERATED_RUNTIME = codegen.runtime_names(NOT_CONSTANT)
+
 _COMPILED: dict[int, tuple[object, Compiled]] = {}
 _COMPILED_LIMIT = 200_000
 
@@ -315,6 +332,13 @@ def _compile_unary(node: e.Unary) -> Compiled:
 
 
 def _compile_binary(node: e.Binary) -> Compiled:
+    generated = codegen.generate(node, compile_expr, _GENERATED_RUNTIME)
+    if generated is not None:
+        return generated
+    return _compile_binary_closure(node)
+
+
+def _compile_binary_closure(node: e.Binary) -> Compiled:
     if type(node.left) is e.Binary:
         return _compile_chain(node)
     op = node.op

@@ -3,6 +3,7 @@ evaluated with MY bound to that side and TARGET to the other."""
 
 from __future__ import annotations
 
+from classad.evaluate import evaluate_key
 from classad.values import ERROR
 
 
@@ -14,7 +15,7 @@ def evaluate_against(ad, attr: str, other):
 def requirements_accept(ad, other) -> bool:
     """True when ``ad``'s Requirements, evaluated against ``other``, are true: boolean
     true or a non-zero number; anything else (UNDEFINED, ERROR, strings) is no."""
-    value = ad.evaluate("Requirements", other)
+    value = evaluate_key(ad, "requirements", other)
     t = type(value)
     if t is bool:
         return value
@@ -29,7 +30,7 @@ def symmetric_match(left, right) -> bool:
 
 def rank(ad, other) -> float:
     """``ad``'s Rank of ``other`` as a number; a missing or non-numeric Rank is 0.0."""
-    value = ad.evaluate("Rank", other)
+    value = evaluate_key(ad, "rank", other)
     t = type(value)
     if t is int or t is float or t is bool:
         return float(value)
