@@ -191,6 +191,7 @@ class SlotPool:
         names = {"requirements", "rank", "cpus", "memory", "disk", "gpus", "state",
                  "slottype", "partitionableslot"}
         seen: set[int] = set()
+        gpus_asked = False
 
         def add_refs(ad, node, own_side: bool) -> None:
             internal, external = references(ad, node)
@@ -204,10 +205,11 @@ class SlotPool:
                 if type(entry.expr) is not Literal and id(entry.expr) not in seen:
                     seen.add(id(entry.expr))
                     add_refs(job, entry.expr, own_side=False)
-            if _asks_for_gpus(job):
-                names.add("availablegpus")
-                names.update(key for slot in self.slots for key in slot.ad.entries_by_key()
-                             if key.startswith(CARD_ATTR_LOWER_PREFIX))
+            gpus_asked = gpus_asked or _asks_for_gpus(job)
+        if gpus_asked:  # the slots' card attributes, gathered once however many jobs ask
+            names.add("availablegpus")
+            names.update(key for slot in self.slots for key in slot.ad.entries_by_key()
+                         if key.startswith(CARD_ATTR_LOWER_PREFIX))
         for expr in self.settings.rank_expressions():
             names.update(_all_names(expr.node))
         texts: set[str] = set()
