@@ -2,22 +2,35 @@
 about 100 autoclusters, from 20 submitters, against 10,000 slots of 25 machine types
 (static slots, plus partitionable slots carved within the cycle).
 
-Prints the seconds to build the autoclusters, the seconds per cycle, matches per
-second and the number of (request, slot class) evaluations the cycle needed.
+The cycle runs twice on the same pool: plain, then with what issues 13 and 14 added
+(GPU card ads on some partitionable slots, claimed slots offered as preemption
+candidates under the default PREEMPTION_REQUIREMENTS, concurrency limits on some
+jobs), so a regression in either shows. Each run prints its seconds, matches, the
+(autocluster x slot class) pairs it had to weigh and the cost of one such pair as a
+ratio to a bare two-way match of one job ad against one slot ad timed in the same
+run. Also printed: the negotiator's peak RSS during the cycle, and the longest stall
+of a reactor while the driver runs the cycle in a worker thread.
+
+The full scale of issue 17 is ``--slots 100000 --autoclusters 1000``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import resource
 import tempfile
 import time
 
 from twisted.internet.task import Clock
 
 from classad import ClassAd
+from classad.matching import rank, requirements_accept
 from negotiator.accountant import Accountant
-from negotiator.cycle import Submitter, negotiate
+from negotiator.concurrency import ConcurrencySettings
+from negotiator.cycle import CycleSettings, Submitter, negotiate
 from negotiator.db import AccountantDatabase
+from negotiator.matchmaking import SlotPool
 from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 
 REQUIREMENTS = (
@@ -25,38 +38,76 @@ REQUIREMENTS = (
     ' && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)'
     ' && (TARGET.GPUs >= RequestGPUs) && (TARGET.HasFileTransfer)'
 )
+CARDS = 2
+CARD_MIB = 40_960
 
 
-def slot_ads(n: int, partitionable_every: int) -> list[ClassAd]:
-    """``n`` slot ads of 25 machine types; every ``partitionable_every``-th is partitionable."""
+def _cards(machine: int) -> str:
+    """Two nested card ads and AvailableGPUs, as the startd advertises a GPU machine."""
+    refs, ads = [], []
+    for i in range(CARDS):
+        short = f"GPU-{machine:06x}{i:02x}"
+        attr = f"GPUs_{short.replace('-', '_')}"
+        refs.append(attr)
+        ads.append(f'{attr} = [ Id = "{short}"; UUID = "{short}-0000-4000-8000-{machine:012x}"; '
+                   f'DeviceName = "NVIDIA A100-SXM4-40GB"; GlobalMemoryMb = {CARD_MIB}; Index = {i}; '
+                   f'FreeMemoryMb = {CARD_MIB}; FreeCores = 100; Shares = 0; SplitCount = 10 ]')
+    return f'AvailableGPUs = {{ {", ".join(refs)} }}; {"; ".join(ads)}; '
+
+
+def slot_ad(i: int, partitionable: bool, cards: bool, claimed_by: str | None) -> ClassAd:
+    """Slot ``i`` of 25 machine types: partitionable (with cards when ``cards``), or a
+    static slot, idle or claimed by ``claimed_by``."""
+    kind = i % 25
+    cpus = 32 if partitionable else 1 + kind % 8
+    memory = (cpus * 2048) if partitionable else 1024 * (1 + kind % 16)
+    gpus = CARDS if cards else (0 if partitionable else kind % 3)
+    state = (f'State = "Claimed"; Activity = "Busy"; RemoteOwner = "{claimed_by}"; '
+             f'RemoteUser = "{claimed_by}"; JobStart = 1000; ') if claimed_by else \
+        'State = "Unclaimed"; Activity = "Idle"; '
+    return ClassAd(
+        f'[ MyType = "Machine"; Name = "slot{i % 8 + 1}@node{i // 8}.example.org"; '
+        f'Machine = "node{i // 8}.example.org"; SlotID = {i % 8 + 1}; '
+        f'SlotType = "{"Partitionable" if partitionable else "Static"}"; '
+        f'PartitionableSlot = {"true" if partitionable else "false"}; {state}'
+        f'Arch = "X86_64"; OpSys = "{"WINDOWS" if kind == 24 else "LINUX"}"; '
+        f'Cpus = {cpus}; Memory = {memory}; Disk = {10_000_000 + 1_000_000 * kind}; '
+        f'GPUs = {gpus}; KFlops = {900_000 + 1000 * kind}; HasFileTransfer = true; '
+        f'{_cards(i) if cards else ""}'
+        f'Start = (TARGET.RequestMemory <= MY.Memory) && (TARGET.Owner =!= "blocked"); '
+        f'Requirements = START; Rank = 0 ]'
+    )
+
+
+def slot_ads(n: int, partitionable_every: int, gpu_every: int = 0, claimed_every: int = 0,
+             submitters: int = 20) -> list[ClassAd]:
+    """``n`` slot ads; every ``partitionable_every``-th is partitionable, every
+    ``gpu_every``-th partitionable one has cards, every ``claimed_every``-th static
+    one is claimed by one of the submitters (0 turns a feature off)."""
     out = []
     for i in range(n):
-        kind = i % 25
-        partitionable = partitionable_every and i % partitionable_every == 0
-        cpus = 32 if partitionable else 1 + kind % 8
-        memory = (cpus * 2048) if partitionable else 1024 * (1 + kind % 16)
-        out.append(ClassAd(
-            f'[ MyType = "Machine"; Name = "slot{i % 8 + 1}@node{i // 8}.example.org"; '
-            f'Machine = "node{i // 8}.example.org"; SlotID = {i % 8 + 1}; '
-            f'SlotType = "{"Partitionable" if partitionable else "Static"}"; '
-            f'PartitionableSlot = {"true" if partitionable else "false"}; State = "Unclaimed"; '
-            f'Activity = "Idle"; Arch = "X86_64"; OpSys = "{"WINDOWS" if kind == 24 else "LINUX"}"; '
-            f'Cpus = {cpus}; Memory = {memory}; Disk = {10_000_000 + 1_000_000 * kind}; '
-            f'GPUs = {kind % 3}; KFlops = {900_000 + 1000 * kind}; HasFileTransfer = true; '
-            f'Start = (TARGET.RequestMemory <= MY.Memory) && (TARGET.Owner =!= "blocked"); '
-            f'Requirements = START; Rank = 0 ]'
-        ))
+        partitionable = bool(partitionable_every) and i % partitionable_every == 0
+        cards = partitionable and bool(gpu_every) and (i // partitionable_every) % gpu_every == 0
+        claimed = not partitionable and bool(claimed_every) and i % claimed_every == 1
+        out.append(slot_ad(i, partitionable, cards, f"user{i % submitters}@example.org" if claimed else None))
     return out
 
 
-def job_ads(n: int, clusters: int, submitters: int):
-    """``n`` idle jobs as ``(submitter, job_id, ad)``, ``clusters`` distinct shapes."""
+def job_ads(n: int, clusters: int, submitters: int, limited_every: int = 0, gpu_share_every: int = 0):
+    """``n`` idle jobs as ``(submitter, job_id, ad)``, ``clusters`` distinct shapes;
+    every ``limited_every``-th shape names a concurrency limit and every
+    ``gpu_share_every``-th GPU shape asks for a share of a card."""
     shapes = []
     for c in range(clusters):
+        extra = ""
+        if limited_every and c % limited_every == 0:
+            extra += f'ConcurrencyLimits = "license{c % 3}"; '
+        if gpu_share_every and c % 10 == 0 and (c // 10) % gpu_share_every == 0:
+            extra += "RequestGPUMemory = 10000; "
         shapes.append(ClassAd(
             f'[ MyType = "Job"; Owner = "user{c % submitters}"; JobStatus = 1; '
             f'RequestCpus = {1 + c % 4}; RequestMemory = {512 * (1 + c % 6)}; '
-            f'RequestDisk = {100_000 + 1000 * c}; RequestGPUs = {1 if c % 10 == 0 else 0}; '
+            f'RequestDisk = {100_000 + 1000 * c}; RequestGPUs = {1 if c % 10 == 0 else 0}; {extra}'
             f'Requirements = {REQUIREMENTS}; Rank = TARGET.KFlops / 1000 ]'
         ))
     out = []
@@ -69,42 +120,115 @@ def job_ads(n: int, clusters: int, submitters: int):
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=100_000)
-    parser.add_argument("--clusters", type=int, default=100)
-    parser.add_argument("--slots", type=int, default=10_000)
-    parser.add_argument("--submitters", type=int, default=20)
-    parser.add_argument("--partitionable-every", type=int, default=10)
-    args = parser.parse_args()
-
-    slots = slot_ads(args.slots, args.partitionable_every)
-    jobs = job_ads(args.jobs, args.clusters, args.submitters)
+def build_submitters(jobs, slots: list[ClassAd]) -> tuple[list[Submitter], float]:
+    """The schedds' autoclusters of ``jobs`` as Submitters, and the seconds it took."""
     significant = significant_attributes(slots)
     start = time.perf_counter()
     by_submitter: dict[str, list] = {}
     for name, job_id, ad in jobs:
         by_submitter.setdefault(name, []).append((job_id, ad))
-    submitters = []
+    out = []
     for name, idle in by_submitter.items():
         clusters = build_autoclusters(idle, significant)
-        submitters.append(Submitter(name, f"schedd@{name}", tuple(resource_requests(clusters, name, "schedd"))))
-    autocluster_seconds = time.perf_counter() - start
-    requests = sum(len(s.requests) for s in submitters)
+        out.append(Submitter(name, f"schedd@{name}", tuple(resource_requests(clusters, name, "schedd"))))
+    return out, time.perf_counter() - start
 
+
+def bare_match_seconds(job: ClassAd, slot: ClassAd, repeat: int = 2000) -> float:
+    """Seconds of one two-way Requirements check plus the job's Rank, the baseline."""
+    start = time.perf_counter()
+    for _ in range(repeat):
+        requirements_accept(job, slot)
+        requirements_accept(slot, job)
+        rank(job, slot)
+    return (time.perf_counter() - start) / repeat
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _reset_peak_rss() -> bool:
+    """Start a new peak-RSS measurement (Linux's clear_refs 5); False when not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_mib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_cycle(label: str, slots: list[ClassAd], submitters: list[Submitter], settings: CycleSettings,
+              bare: float) -> float:
+    """One cycle over ``slots``; prints its figures and returns its seconds."""
+    requests = sum(len(s.requests) for s in submitters)
+    classes = len(SlotPool(slots, [r.ad for s in submitters for r in s.requests], settings.match).classes)
+    gc.collect()
+    peak_known = _reset_peak_rss()
     with tempfile.TemporaryDirectory() as tmp:
         accountant = Accountant(AccountantDatabase(f"{tmp}/accountant.db"), Clock())
         accountant.update_priorities({s.name: float(i) for i, s in enumerate(submitters)})
         start = time.perf_counter()
-        result = negotiate(slots, submitters, accountant)
-        cycle_seconds = time.perf_counter() - start
+        result = negotiate(slots, submitters, accountant, settings)
+        seconds = time.perf_counter() - start
+    pairs = requests * classes
+    per_pair = seconds / pairs if pairs else 0.0
+    victims = sum(1 for m in result.matches if m.victims)
+    print(f"{label}: cycle {seconds:.2f} s, {len(result.matches)} matches ({victims} preempting), "
+          f"{len(result.matches) / seconds:,.0f} matches/s, {result.spins} spins, {result.evaluations} evaluations")
+    print(f"  {requests} autoclusters x {classes} slot classes at start: {per_pair * 1e6:.2f} us per pair, "
+          f"{per_pair / bare:.3f}x a bare match ({bare * 1e6:.1f} us)")
+    peak = f"peak {_peak_rss_mib():,.0f} MiB" if peak_known else f"lifetime peak {_peak_rss_mib():,.0f} MiB"
+    print(f"  negotiator RSS {peak} during the cycle (now {_rss_mib():,.0f} MiB)")
+    return seconds
 
-    print(f"jobs {args.jobs}, autoclusters {requests}, slots {args.slots} "
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--autoclusters", "--clusters", dest="clusters", type=int, default=100)
+    parser.add_argument("--slots", type=int, default=10_000)
+    parser.add_argument("--submitters", type=int, default=20)
+    parser.add_argument("--partitionable-every", type=int, default=10)
+    parser.add_argument("--gpu-every", type=int, default=5,
+                        help="every Nth partitionable slot has two 40 GB cards (feature run)")
+    parser.add_argument("--claimed-every", type=int, default=20,
+                        help="every Nth static slot is claimed, a preemption candidate (feature run)")
+    parser.add_argument("--limited-every", type=int, default=4,
+                        help="every Nth autocluster names a concurrency limit (feature run)")
+    args = parser.parse_args()
+
+    plain_slots = slot_ads(args.slots, args.partitionable_every)
+    jobs = job_ads(args.jobs, args.clusters, args.submitters)
+    plain, autocluster_seconds = build_submitters(jobs, plain_slots)
+    feature_slots = slot_ads(args.slots, args.partitionable_every, args.gpu_every, args.claimed_every,
+                             args.submitters)
+    jobs = job_ads(args.jobs, args.clusters, args.submitters, args.limited_every, gpu_share_every=2)
+    featured, _ = build_submitters(jobs, feature_slots)
+    bare = bare_match_seconds(jobs[1][2], plain_slots[1])
+    del jobs
+    print(f"jobs {args.jobs}, autoclusters {sum(len(s.requests) for s in plain)}, slots {args.slots} "
           f"(partitionable every {args.partitionable_every})")
     print(f"autoclustering: {autocluster_seconds:.2f} s ({args.jobs / autocluster_seconds:,.0f} jobs/s)")
-    print(f"cycle: {cycle_seconds:.2f} s, {len(result.matches)} matches, "
-          f"{len(result.matches) / cycle_seconds:,.0f} matches/s, {result.spins} spins, "
-          f"{result.evaluations} evaluations")
+    limits = ConcurrencySettings({f"license{n}": 50.0 * (n + 1) for n in range(3)})
+    base = run_cycle("plain", plain_slots, plain, CycleSettings(), bare)
+    featured_seconds = run_cycle(
+        f"GPU cards on 1/{args.gpu_every} partitionable, 1/{args.claimed_every} static claimed, "
+        f"limits on 1/{args.limited_every} autoclusters", feature_slots, featured,
+        CycleSettings(concurrency=limits), bare)
+    print(f"features cost {featured_seconds / base:.2f}x the plain cycle")
 
 
 if __name__ == "__main__":
