@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 import classad
 from daemoncore.wire.adcodec import ad_from_json
 from startd.gpu_view import card_views
+from web.card_bar import card_segments, utilisation_class
 
 #: JobStatus numbers the queue counts.
 IDLE, RUNNING, HELD = 1, 2, 5
@@ -56,17 +57,22 @@ def pool_page(slots: Iterable[Mapping]) -> dict:
     }
 
 
-def gpus_page(slots: Iterable[Mapping]) -> dict:
-    """Every card with its memory and cores and the shares of the jobs on it."""
+def gpus_page(slots: Iterable[Mapping], utilisation: Mapping[str, float] | None = None) -> dict:
+    """Every card with its memory and cores, the shares of the jobs on it, and its bar
+    (:func:`web.card_bar.card_segments`), coloured by its ``utilisation`` (0..1 by card
+    UUID, from the startds' metrics) where a sample gives it."""
     views = card_views(ad_from_json(dict(slot), "slot ad") for slot in slots)
     cards = []
     for view in views[:MAX_ROWS]:
         card = view.card
+        shares = [{"job": share.job, "slot": share.slot, "memory": share.memory_mib, "cores": share.cores,
+                   "whole": share.whole} for share in view.shares]
+        ratio = (utilisation or {}).get(card.uuid)
         cards.append({
-            "id": card.id, "host": view.host, "model": card.name, "numa_node": card.numa_node,
+            "id": card.id, "uuid": card.uuid, "host": view.host, "model": card.name, "numa_node": card.numa_node,
             "memory_total": card.memory_total, "memory_used": card.memory_used, "cores_used": card.cores_used,
-            "shares": [{"job": share.job, "slot": share.slot, "memory": share.memory_mib, "cores": share.cores,
-                        "whole": share.whole} for share in view.shares],
+            "shares": shares, "bar": card_segments(card.memory_total, shares), "utilisation": ratio,
+            "utilisation_class": utilisation_class(ratio),
         })
     return {"cards": cards, "card_count": len(views)}
 

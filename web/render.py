@@ -8,6 +8,8 @@ import os
 
 import jinja2
 
+from web.card_bar import BAR_WIDTH
+
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 
 #: (URL, label) of every page, in the order the navigation shows them.
@@ -29,6 +31,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=False)
     env.filters["isotime"] = _isotime
+    env.globals["bar_width"] = BAR_WIDTH
     return env
 
 
