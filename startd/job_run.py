@@ -213,7 +213,7 @@ class JobRun:
             return await self._evicted(None)
         job = starter_job_ad(self.job, plan.executable)
         try:
-            ended = self._start(job)
+            segment_start, ended = self.reactor.seconds(), self._start(job)
         except (StarterError, OSError) as exc:
             return await self._start_failed(exc)
         # the job runs while the execute report travels; every later report waits for it
@@ -221,13 +221,14 @@ class JobRun:
         reported.addCallback(self._execute_reported)
         outcome: JobOutcome = self._segment_ended(await ended)
         await reported
-        number, segment_start = first_checkpoint_number(self.job), started_at
+        number = first_checkpoint_number(self.job)
         while self._is_checkpoint(outcome):
-            await self._checkpoint(outcome, snapshot, number, self.reactor.seconds() - segment_start)
-            number, segment_start = number + 1, self.reactor.seconds()
+            await self._checkpoint(outcome, snapshot, number, segment_start, self.reactor.seconds())
+            number += 1
             if self.stopping:  # vacated while the checkpoint travelled: it is kept, the job stops
                 break
             try:  # the same job again, in the same sandbox: it resumes from its checkpoint
+                segment_start = self.reactor.seconds()
                 outcome = self._segment_ended(await self._start(job))
             except (StarterError, OSError) as exc:
                 return await self._start_failed(exc)
@@ -267,10 +268,13 @@ class JobRun:
         return (not self.stopping and not outcome.stopped and self._gpu_hold is None
                 and is_checkpoint_exit(self.job, outcome.exit_code, outcome.exit_signal))
 
-    async def _checkpoint(self, outcome: JobOutcome, snapshot: dict, number: int, ran: float) -> None:
-        """Send the checkpoint files to the schedd's spool, then report the checkpoint
-        (its number, time and the run time it commits). A checkpoint that cannot be
-        sent is logged and skipped: the job restarts anyway and sends the next one."""
+    async def _checkpoint(self, outcome: JobOutcome, snapshot: dict, number: int, started: float,
+                          exited: float) -> None:
+        """Send the checkpoint files to the schedd's spool, then report the checkpoint:
+        its number, its time (the job's exit) and the run time it commits (from the
+        job's start to that exit), as VanillaProc::notifySuccessfulPeriodicCheckpoint
+        does. A checkpoint that cannot be sent is logged and skipped: the job restarts
+        anyway and sends the next one."""
         try:
             with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
                                                prefix=".checkpoint-") as spool:
@@ -282,7 +286,7 @@ class JobRun:
             return
         await self._report("checkpoint", {
             **outcome.usage.attributes(), "CheckpointNumber": number,
-            "LastCheckpointTime": int(self.reactor.seconds()), "NewlyCommittedTime": int(max(ran, 0.0))})
+            "LastCheckpointTime": int(exited), "NewlyCommittedTime": int(max(exited - started, 0.0))})
 
     def _execute_reported(self, taken: bool) -> None:
         if not taken:
