@@ -113,7 +113,7 @@ class CollectorRoutes:
             request.require("DAEMON", "reading private ads")
         screen = _screen(constraint)
         self._metrics.queries.labels(ad_type).inc()
-        snapshot = self._store.snapshot(ad_type, private)
+        snapshot = self._store.candidates(ad_type, screen.tests, private)
         return StreamReply(answer_blocks(snapshot, self._store.clock.seconds(), screen, projection, limit))
 
     def _prepare(self, ad_type: str, wire: object, where: str, now: int,

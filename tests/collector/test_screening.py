@@ -103,3 +103,62 @@ def test_a_projection_line_is_kept_and_matches_a_fresh_one(clock):
     first = stored.projected_line(("cpus", "name"))
     assert first == b'{"Cpus":0,"Name":"slot0"}\n'
     assert stored.projected_line(("cpus", "name")) is first
+
+
+def answered(store, constraint, ad_type="Machine"):
+    """The Names a query answers, through the index when the store can use one."""
+    screen = screen_for(constraint)
+    candidates = store.candidates(ad_type, screen.tests)
+    return [stored.name for stored in candidates if screen.matches(stored.ad, stored.literals)]
+
+
+def scanned(store, constraint, ad_type="Machine"):
+    """The Names the full constraint matches over every ad, in stored order."""
+    predicate = compile_constraint(constraint)
+    return [stored.name for stored in store.snapshot(ad_type) if predicate(stored.ad)]
+
+
+def advertise(store, wire):
+    store.update("Machine", ad_from_json(wire), wire)
+
+
+INDEX_CONSTRAINTS = ['State == "Unclaimed"', 'state == "UNCLAIMED" && Cpus > 1', 'Machine == "m1"',
+                     'Name == "s3" && State == "Claimed"', 'State != "Claimed"', 'Activity == "Idle"']
+
+
+def test_an_indexed_query_answers_as_a_full_scan_through_updates_removals_and_expiry(clock):
+    store = AdStore(clock)
+    for n in range(12):
+        advertise(store, {"Name": f"s{n}", "Machine": f"m{n % 3}", "Cpus": n,
+                          "State": ["Unclaimed", "claimed", '/Expr(Cpus > 5 ? "Unclaimed" : "Owner")/', 7][n % 4],
+                          "ClassAdLifetime": 100 if n % 5 else 10})
+    for constraint in INDEX_CONSTRAINTS:
+        assert answered(store, constraint) == scanned(store, constraint)
+    advertise(store, {"Name": "s0", "Machine": "m0", "State": "Claimed", "Cpus": 9})
+    advertise(store, {"Name": "s1", "Machine": "m1", "State": "/Expr(\"unclaimed\")/"})
+    store.remove(store.named("Machine", ["s4", "s6"]))
+    clock.advance(50)
+    assert store.expire() == 2
+    for constraint in INDEX_CONSTRAINTS:
+        assert answered(store, constraint) == scanned(store, constraint)
+    # s0 now Claimed, s1 an expression that is "unclaimed", s4 and s6 removed, s10 expired
+    assert answered(store, 'State == "Unclaimed"') == ["s1", "s8"]
+
+
+def test_an_index_narrows_to_the_ads_that_can_match(clock):
+    store = AdStore(clock)
+    for n in range(100):
+        advertise(store, {"Name": f"s{n}", "Machine": f"m{n}", "State": "Claimed" if n else "/Expr(\"x\")/"})
+    assert [stored.name for stored in store.candidates("Machine", screen_for('Machine == "M7"').tests)] == ["s7"]
+    assert len(store.candidates("Machine", screen_for('State == "Unclaimed"').tests)) == 1
+    assert len(store.candidates("Machine", screen_for('Cpus == 1').tests)) == 100
+
+
+def test_an_index_forgets_values_no_ad_holds(clock):
+    store = AdStore(clock)
+    for n in range(5):
+        advertise(store, {"Name": f"s{n}", "ClassAdLifetime": 1})
+    clock.advance(2)
+    store.expire()
+    [index] = store._indexes.values()
+    assert index._by_value.get("name", {}) == {}

@@ -1,0 +1,70 @@
+"""Indexes of one ad type's stored ads by the string value of the attributes queries
+most often test for equality (``Machine == "node7"``, ``State == "Unclaimed"``), so
+that such a query examines the ads that can match instead of every ad.
+
+An ad whose attribute is a string literal is found under its value folded as ClassAd
+``==`` folds it (ASCII case only); an ad whose attribute is an expression is a
+candidate for every value, since only evaluating it can tell. Any other ad cannot
+make ``Attr == "text"`` true (missing is undefined, another type is an error).
+"""
+
+from __future__ import annotations
+
+from attrs import define, field
+
+from classad.operators import fold_case
+
+#: Attributes (lower case) indexed in every ad type: the names condor_status and the
+#: daemons look ads up by, and the states that split a pool's slots.
+INDEXED_ATTRIBUTES = ("name", "machine", "state", "activity", "slottype", "scheddname")
+
+
+@define
+class EqualityIndex:
+    """Ads of one type by the folded string value of each indexed attribute. Mutable:
+    it follows the store's updates."""
+
+    _by_value: dict[str, dict[str, dict[str, object]]] = field(factory=dict)
+    _expressions: dict[str, dict[str, object]] = field(factory=dict)
+
+    def add(self, stored) -> None:
+        """Index ``stored`` (a :class:`collector.store.StoredAd`) under its key."""
+        for name in INDEXED_ATTRIBUTES:
+            holder = self._holder(stored, name)
+            if holder is not None:
+                holder[stored.key] = stored
+
+    def discard(self, stored) -> None:
+        """Forget ``stored`` if it is the ad indexed under its key (an emptied value
+        is forgotten too, so ads that come and go leave nothing behind)."""
+        for name in INDEXED_ATTRIBUTES:
+            value = stored.literals.get(name)
+            if type(value) is str:
+                by_value = self._by_value.get(name, {})
+                _forget(by_value, fold_case(value), stored)
+            else:
+                _forget(self._expressions, name, stored)
+
+    def candidates(self, name: str, value: str) -> list | None:
+        """The ads in which ``name == value`` can be true, or None when ``name`` is
+        not indexed."""
+        if name not in INDEXED_ATTRIBUTES:
+            return None
+        found = list(self._by_value.get(name, {}).get(fold_case(value), {}).values())
+        return found + list(self._expressions.get(name, {}).values())
+
+    def _holder(self, stored, name: str) -> dict | None:
+        value = stored.literals.get(name)
+        if type(value) is str:
+            return self._by_value.setdefault(name, {}).setdefault(fold_case(value), {})
+        if name in stored.keys_by_lower and name not in stored.literals:
+            return self._expressions.setdefault(name, {})
+        return None
+
+
+def _forget(holders: dict[str, dict], which: str, stored) -> None:
+    holder = holders.get(which)
+    if holder is not None and holder.get(stored.key) is stored:
+        del holder[stored.key]
+        if not holder:
+            del holders[which]
