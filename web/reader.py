@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from daemoncore.wire import collector_routes, negotiator_routes, schedd_routes
+from daemoncore.wire import collector_routes, daemon_routes, negotiator_routes, schedd_routes
 from daemoncore.wire.blocking_client import BlockingClient
 from daemoncore.wire.errors import RemoteError, Unreachable
 
@@ -23,6 +23,8 @@ SLOT_ATTRS = ("Name", "Machine", "State", "Activity", "SlotType", "Partitionable
 QUEUE_ATTRS = ("ClusterId", "ProcId", "Owner", "JobStatus", "JobBatchName", "AccountingGroup", "RemotePool")
 #: Schedds asked at most.
 MAX_SCHEDDS = 50
+#: Seconds a daemon's /metrics may take (only the GPU page's colours wait on it).
+METRICS_TIMEOUT = 2.0
 
 
 @frozen
@@ -94,6 +96,12 @@ class PoolReader:
         client = self._schedd({"MyAddress": schedd_address})
         answer = client.call(schedd_routes.JOB_EVENTS, job_id=f"{int(cluster)}.{int(proc)}")
         return [parse_logged_event(text) for text in answer.get("events") or ()]
+
+    def metrics(self, address: str) -> str:
+        """The Prometheus text a daemon at ``address`` exports on ``/metrics``."""
+        client = BlockingClient(address, token=self._token, timeout=min(self._timeout, METRICS_TIMEOUT))
+        data = client.call(daemon_routes.METRICS)
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else ""
 
     def _negotiator(self) -> BlockingClient | None:
         found = self.ads("Negotiator", ("MyAddress",), limit=1)

@@ -19,6 +19,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 
 from web import pages
+from web.card_utilisation import card_utilisation
 from web.reader import READ_ERRORS, PoolReader
 
 #: Jobs the queue page links to at most.
@@ -58,7 +59,8 @@ def take_snapshot(reader: PoolReader, now: float) -> Snapshot:
         RemoteError, Unreachable, ValueError, OSError: the collector or a schedd did not answer.
     """
     pool = pages.pool_page(reader.slots())
-    gpus = pages.gpus_page(reader.ads("Machine", (), "TotalSlotGPUs > 0"))
+    gpu_slots = reader.ads("Machine", (), "TotalSlotGPUs > 0")
+    gpus = pages.gpus_page(gpu_slots, card_utilisation(gpu_slots, reader.metrics, READ_ERRORS))
     schedds = reader.schedds()
     jobs = reader.jobs()
     flocking = pages.flocking_page(schedds, reader.ads("Submitter"), jobs)

@@ -61,6 +61,9 @@ class Pool:
     def schedds(self):
         return [{"Name": "schedd@a"}]
 
+    def metrics(self, address):
+        return ""
+
     def jobs(self):
         return [{"ClusterId": n, "ProcId": 0, "Owner": "alice", "JobStatus": 1} for n in range(self.jobs_queued)]
 
