@@ -27,7 +27,7 @@ from classad import NOT_CONSTANT, ClassAd, ExprTree
 from classad import operators as ops
 from classad.matching import rank as job_rank
 from classad.matching import requirements_accept
-from classad.nodes import AttrRef, Binary, Call, Literal, Paren, Select, Subscript
+from classad.nodes import AttrRef, Binary, Literal, Paren, Select
 from classad.references import references
 from classad.signature import ExpressionTexts, attribute_key
 from classad.values import ERROR, UNDEFINED
@@ -44,6 +44,7 @@ from negotiator.gpu_matching import (
     slot_grants,
     take_cards,
 )
+from negotiator.slot_terms import SlotTerms, expression_nodes, looks_up_by_value, number
 
 DEFAULT_PRE_JOB_RANK = (
     "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus) - Memory"
@@ -113,30 +114,6 @@ def is_idle(slot: ClassAd) -> bool:
         or is_partitionable(slot)
 
 
-def _nodes(node):
-    """Every node of an expression tree."""
-    yield node
-    for field in attrs.fields(type(node)):
-        value = getattr(node, field.name)
-        items = value if type(value) is tuple else (value,)
-        for item in items:
-            if type(item) is tuple:
-                item = item[1]
-            if attrs.has(type(item)):
-                yield from _nodes(item)
-
-
-def _looks_up_by_value(node) -> bool:
-    """True when an expression may read attributes whose names are computed at
-    evaluation time (``eval()``, ``ad["name"]``), so no static list covers it."""
-    for n in _nodes(node):
-        if type(n) is Call and n.name.lower() in ("eval", "unparse"):
-            return True
-        if type(n) is Subscript:
-            return True
-    return False
-
-
 @define
 class Slot:
     """One slot during a cycle. Mutable: a partitionable slot shrinks as it is consumed."""
@@ -180,6 +157,7 @@ class SlotPool:
         self._gpu_views: dict[str, JobGpuView | None] = {}
         self.bad_requests: dict[str, str] = {}
         self.evaluations = 0
+        self._terms = SlotTerms()
         #: slots as they were before each take since the first open checkpoint
         self._journal: list[tuple[int, ClassAd, ClassAd | None, NamedCards | None]] | None = None
         for index, slot in enumerate(self.slots):
@@ -223,7 +201,7 @@ class SlotPool:
                 if text in texts:
                     continue
                 texts.add(text)
-                if _looks_up_by_value(node):
+                if looks_up_by_value(node):
                     self._unique = True
                 add_refs(slot.ad, node, own_side=True)
         return frozenset(names)
@@ -297,8 +275,8 @@ class SlotPool:
             consumed = _consumption(job, ad, self.settings, count_gpus=not share)
             if consumed is None:
                 return None
-        pre = _number(self.settings.pre_job_rank, ad, job)
-        post = _number(self.settings.post_job_rank, ad, job)
+        pre = self._terms.value(0, self.settings.pre_job_rank, slot.signature, ad, job)
+        post = self._terms.value(1, self.settings.post_job_rank, slot.signature, ad, job)
         node = node_rank(view.node_policy, slot.named_cards() if view.request is not None else (),
                          ad.evaluate("Cpus"), view.request, grants)
         return Answer((*node, -pre, -job_rank(job, ad), -post), consumed, grants)
@@ -307,7 +285,7 @@ class SlotPool:
         """``SLOT_WEIGHT`` of a slot, worked out once per class."""
         weight = self._weights.get(slot.signature)
         if weight is None:
-            weight = self._weights[slot.signature] = _number(self.settings.slot_weight, slot.ad, None, 0.0)
+            weight = self._weights[slot.signature] = number(self.settings.slot_weight, slot.ad, None, 0.0)
         return weight
 
     # --- taking slots ----------------------------------------------------------
@@ -379,22 +357,12 @@ def _asks_for_gpus(job: ClassAd) -> bool:
 
 def _all_names(node) -> list[str]:
     out = []
-    for n in _nodes(node):
+    for n in expression_nodes(node):
         if type(n) is AttrRef:
             out.append(n.name.lower())
         elif type(n) is Select:
             out.append(n.name.lower())
     return out
-
-
-def _number(expr: ExprTree | None, scope: ClassAd, target, default: float = -math.inf) -> float:
-    if expr is None:
-        return 0.0
-    value = expr.evaluate(scope, target)
-    t = type(value)
-    if t is int or t is float or t is bool:
-        return float(value)
-    return default
 
 
 def _shrunk(left, amount: float):
