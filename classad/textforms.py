@@ -12,7 +12,7 @@ from classad import limits
 from classad import nodes as e
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression, parse_expression_prefix
-from classad.transform import merge_entries, parse_integer
+from classad.transform import KEYWORDS, merge_entries, parse_integer
 from classad.unparse import old_literal, unparse_expr
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
@@ -35,8 +35,57 @@ def _ad_from_record(node, text: str):
 
 
 def parse_new_ad(text: str):
-    """One ad in new syntax."""
+    """One ad in new syntax. Ads of plain ``name = value;`` definitions are split here
+    and each value parsed on its own (values recur across ads, and each distinct
+    text is parsed once); anything else, errors included, goes to the grammar whole."""
+    entries = _plain_new_entries(text)
+    if entries is not None:
+        from classad.ad import ClassAd
+
+        return ClassAd.from_entries(entries)
     return _ad_from_record(parse_expression(text.strip()), text)
+
+
+#: One ``name = value`` definition whose value holds no nested ad, list, comment,
+#: escape or quoted name: those that the grammar would read the same way in isolation.
+_PLAIN_DEF = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=((?:[^;"\'\[\]{}/\\]|"[^"\\]*"|/(?![/*]))*);?')
+
+
+def _plain_new_entries(text: str) -> tuple | None:
+    """The merged entries of a ``[ ... ]`` ad made only of plain definitions, or None
+    when the ad has any other shape or a value does not parse (the grammar then
+    reads the whole ad and reports the error where it is)."""
+    body = text.strip()
+    if body[:1] != "[" or body[-1:] != "]":
+        return None
+    body = body[1:-1]
+    pairs = []
+    pos, end = 0, len(body)
+    while pos < end:
+        m = _PLAIN_DEF.match(body, pos)
+        if m is None or m.group(1).lower() in KEYWORDS:
+            return None if body[pos:].strip() else _merged(pairs)
+        try:
+            pairs.append((m.group(1), _plain_value(m.group(2).strip())))
+        except ClassAdParseError:
+            return None
+        pos = m.end()
+    return _merged(pairs)
+
+
+def _merged(pairs: list) -> tuple | None:
+    return merge_entries(pairs) if pairs else None
+
+
+def _plain_value(text: str):
+    """A new-syntax value: unsigned integers and escape-free strings as literals
+    (as the grammar reads them), the rest through the cached expression parser."""
+    if _SIMPLE_INT.match(text) and text[0] != "-":
+        return e.Literal(int(text))
+    m = _SIMPLE_STRING.match(text)
+    if m is not None and text.isascii():
+        return e.Literal(m.group(1))
+    return parse_expression(text)
 
 
 # --- new syntax streams ------------------------------------------------------
