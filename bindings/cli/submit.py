@@ -16,7 +16,7 @@ import warnings
 import attrs
 from attrs import frozen
 
-from bindings.cli.options import CommandLine, Option, Reading, UsageError, run_command, whole_number
+from bindings.cli.options import WORDS, CommandLine, Option, Reading, UsageError, run_command, whole_number
 from bindings.cli.submit_checks import file_problems, unused_commands
 from bindings.cli.submit_gpu_check import check_gpu_memory
 from bindings.submit import Submit
@@ -28,8 +28,10 @@ USAGE = """usage: roost submit [options] [FILE | -]
   -dry-run [FILE]     write the job ads to FILE (- or none: standard output) instead of submitting them
   -json               with -dry-run, print the ads as a JSON list
   -cluster N          the cluster id to number the dry-run ads with (default 1)
-  -a, -append CMD     add a submit command before the queue statement (repeatable)
-  -q, -queue ARGS     replace the file's queue statements with `queue ARGS`
+  -a, -append CMD     add a submit command before the queue statement (repeatable;
+                      an appended `queue ...` is taken as -queue)
+  -q, -queue ARGS...  queue the jobs with `queue ARGS` (every word up to the next option),
+                      for a description that has no queue statement of its own
   -batch-name NAME    the batch name roost q groups these jobs under
   -terse              print only the job ids (C.first - C.last)
   -spool              send the input files to the schedd's spool now; outputs stay there
@@ -40,11 +42,15 @@ USAGE = """usage: roost submit [options] [FILE | -]
 """
 COMMAND = CommandLine("roost submit", USAGE, [
     Option("-dry-run"), Option("-json"), Option("-cluster", 1), Option("-append", 1, aliases=("-a",)),
-    Option("-queue", 1, aliases=("-q",)), Option("-batch-name", 1, aliases=("-batch_name",)), Option("-terse"),
+    Option("-queue", WORDS, aliases=("-q",), needs="queue arguments (such as 3, or `in A B C`)"), Option("-batch-name", 1, aliases=("-batch_name",)), Option("-terse"),
     Option("-spool"), Option("-pool", 1), Option("-allow-crlf-script"), Option("-interactive", aliases=("-i",)),
 ])
+#: condor_submit's words when both the command line and the file give a queue statement
+QUEUE_CONFLICT = "-queue argument conflicts with queue statement in submit file"
 #: The name a description read from standard input goes by in messages.
 STDIN_NAME = "(standard input)"
+#: ... and one given wholly by -append and -queue
+COMMAND_LINE_NAME = "(command line)"
 _DRY_RUN = ("-dry-run", "--dry-run", "-dry_run")
 
 
@@ -71,7 +77,8 @@ def request_of(reading: Reading) -> SubmitRequest:
     """The request a read command line makes.
 
     Raises:
-        UsageError: more than one submit file, -interactive, or a -cluster that is not a whole number.
+        UsageError: more than one submit file, more than one queue statement given,
+            -interactive, or a -cluster that is not a whole number.
     """
     if len(reading.operands) > 1:
         raise UsageError(f"one submit file at a time (got {', '.join(reading.operands)})")
@@ -79,12 +86,46 @@ def request_of(reading: Reading) -> SubmitRequest:
         raise UsageError("-interactive is not supported: Roost opens no interactive shell on an execute "
                          "slot; submit a batch job (and read its output) instead")
     cluster = [whole_number(given) for given in reading.options if given.name == "-cluster"]
-    return SubmitRequest(reading.operands[0] if reading.operands else "-", reading.given("-dry-run"),
-                         reading.given("-json"), cluster[-1] if cluster else 1,
-                         tuple(given.value for given in reading.options if given.name == "-append"),
-                         reading.last("-queue"), reading.last("-batch-name"), reading.given("-terse"),
+    append, queue = command_line_queue(reading)
+    if reading.operands:
+        file = reading.operands[0]
+    else:  # condor_submit needs no file when the command line gives commands and a queue statement
+        file = "" if queue is not None and append else "-"
+    return SubmitRequest(file, reading.given("-dry-run"),
+                         reading.given("-json"), cluster[-1] if cluster else 1, append,
+                         queue, reading.last("-batch-name"), reading.given("-terse"),
                          reading.last("-pool"), allow_crlf=reading.given("-allow-crlf-script"),
                          spool=reading.given("-spool"))
+
+
+def queue_arguments(line: str) -> str | None:
+    """The arguments of ``line`` when it is a queue statement (``queue``, then the end
+    or white space, as submit.cpp's is_queue_statement reads it), else None."""
+    text = line.strip()
+    if text[:5].lower() != "queue" or (len(text) > 5 and not text[5].isspace()):
+        return None
+    rest = text[5:].strip()
+    return None if rest.startswith("=") else rest
+
+
+def command_line_queue(reading: Reading) -> tuple[tuple[str, ...], str | None]:
+    """The ``-append`` commands and the queue arguments of the command line: ``-queue
+    ARGS...`` joined by spaces, or an appended ``queue ...`` statement (condor_submit.rst,
+    -append), of which there may be one.
+
+    Raises:
+        UsageError: two queue statements on the command line.
+    """
+    append: list[str] = []
+    queue: str | None = None
+    for given in reading.options:
+        if given.name == "-append" and queue_arguments(given.value) is None:
+            append.append(given.value)
+        elif given.name in ("-append", "-queue"):
+            if queue is not None:
+                raise UsageError(f"{given.spelled}: only one -queue (or appended queue statement) is allowed")
+            queue = (queue_arguments(given.value) if given.name == "-append" else " ".join(given.values))
+    return tuple(append), queue
 
 
 def split_dry_run_file(argv: list[str]) -> tuple[list[str], str | None]:
@@ -101,15 +142,20 @@ def split_dry_run_file(argv: list[str]) -> tuple[list[str], str | None]:
 
 def edited_description(text: str, append: list[str], queue: str | None, batch_name: str | None) -> str:
     """``text`` with ``-append`` commands and ``-batch-name`` before its first queue
-    statement, and with ``-queue`` replacing its queue statements."""
-    from schedd.intake import with_queue_args
+    statement, or, with ``-queue``, after its last line and followed by ``queue ARGS``.
 
+    Raises:
+        SubmitError: ``-queue`` is given and ``text`` has a queue statement of its own
+            (submit.cpp refuses the pair, naming neither as the one to keep).
+    """
     extra = list(append) + ([f"batch_name = {batch_name}"] if batch_name else [])
-    if queue is not None:
-        return with_queue_args(text.rstrip("\n") + "\n" + "\n".join(extra), queue)
     lines = text.splitlines()
-    at = next((i for i, line in enumerate(lines) if line.strip().lower().split(None, 1)[:1] == ["queue"]),
-              len(lines))
+    at = next((i for i, line in enumerate(lines) if queue_arguments(line) is not None), None)
+    if queue is not None:
+        if at is not None:
+            raise SubmitError(QUEUE_CONFLICT, line=at + 1, command="queue")
+        return "\n".join(lines + extra + [f"queue {queue}".rstrip()]) + "\n"
+    at = len(lines) if at is None else at
     return "\n".join(lines[:at] + extra + lines[at:]) + "\n"
 
 
@@ -179,6 +225,8 @@ def _read_description(path: str) -> str:
     """
     if path == "-":
         return sys.stdin.read()
+    if path == "":  # the command line holds the whole description
+        return ""
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         return f.read()
 
@@ -189,9 +237,13 @@ def _run(args: SubmitRequest) -> int:
     except OSError as exc:
         print(f"roost submit: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
-    if args.file == "-":
-        args = attrs.evolve(args, file=STDIN_NAME)
-    text = edited_description(text, args.append, args.queue, args.batch_name)
+    if args.file in ("-", ""):
+        args = attrs.evolve(args, file=STDIN_NAME if args.file == "-" else COMMAND_LINE_NAME)
+    try:
+        text = edited_description(text, args.append, args.queue, args.batch_name)
+    except SubmitError as exc:
+        print(f"roost submit: {str(exc).replace('<submit description>', args.file, 1)}", file=sys.stderr)
+        return 1
     # Relative paths are relative to the current directory, as condor_submit (and a
     # real `roost submit`) take them.
     try:

@@ -133,11 +133,57 @@ def test_interactive_is_refused_clearly(tmp_path, monkeypatch, capsys):
     assert "-interactive is not supported" in capsys.readouterr().err
 
 
-def test_append_several_times_and_queue_replace(tmp_path, monkeypatch, capsys):
-    """condor_submit.rst: each -append adds a command before the queue statement; -queue
-    replaces the file's queue statement."""
-    name = _submit_file(tmp_path, monkeypatch, "executable = /bin/echo\nqueue\n")
+def test_append_several_times_and_queue_from_the_command_line(tmp_path, monkeypatch, capsys):
+    """condor_submit.rst, -append and -queue: each -append adds a command before the queue
+    statement, and -queue ARGS gives the queue statement of a file that has none."""
+    name = _submit_file(tmp_path, monkeypatch, "executable = /bin/echo\n")
     assert main(["submit", name, "-dry-run", "-append", "arguments = $(Process)", "-a", "priority = 5",
                  "-queue", "3"]) == 0
     ads = list(classad.parseAds(capsys.readouterr().out, classad.ParserType.Old))
     assert [(ad["Args"], ad["JobPrio"]) for ad in ads] == [("0", 5), ("1", 5), ("2", 5)]
+
+
+def test_queue_conflicting_with_the_files_queue_statement_is_refused(tmp_path, monkeypatch, capsys):
+    """submit.cpp submit_jobs: a -queue argument and a queue statement in the file are an
+    error ("-queue argument conflicts with queue statement in submit file"), nothing submitted."""
+    name = _submit_file(tmp_path, monkeypatch, "executable = /bin/echo\nqueue 2\n")
+    assert main(["submit", name, "-dry-run", "-queue", "3"]) == 1
+    captured = capsys.readouterr()
+    assert "-queue argument conflicts with queue statement in submit file" in captured.err
+    assert f"{name}, line 2" in captured.err and captured.out == ""
+
+
+def test_queue_takes_every_word_up_to_the_next_option(tmp_path, monkeypatch, capsys):
+    """condor_submit.rst, -queue: its arguments end at the end of the line or at a word
+    starting with a dash, so `-queue x in A B -dry-run` queues the items A and B."""
+    name = _submit_file(tmp_path, monkeypatch, "executable = /bin/echo\narguments = $(x)\n")
+    assert main(["submit", name, "-queue", "x", "in", "A", "B", "-dry-run"]) == 0
+    ads = list(classad.parseAds(capsys.readouterr().out, classad.ParserType.Old))
+    assert [ad["Args"] for ad in ads] == ["A", "B"]
+
+
+def test_an_appended_queue_statement_is_the_queue_argument(tmp_path, monkeypatch, capsys):
+    """condor_submit.rst, -append: an appended queue command is taken as -queue, and
+    submit.cpp allows only one ("only one -queue command allowed")."""
+    name = _submit_file(tmp_path, monkeypatch, "executable = /bin/echo\n")
+    assert main(["submit", name, "-dry-run", "-a", "queue 2"]) == 0
+    assert len(list(classad.parseAds(capsys.readouterr().out, classad.ParserType.Old))) == 2
+    assert main(["submit", name, "-dry-run", "-a", "queue 2", "-queue", "3"]) == 2
+    assert "only one -queue" in capsys.readouterr().err
+
+
+def test_queue_without_arguments_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    """submit.cpp: "-queue requires at least one argument" (the next word is an option)."""
+    name = _submit_file(tmp_path, monkeypatch, "executable = /bin/echo\n")
+    assert main(["submit", name, "-queue", "-dry-run"]) == 2
+    assert "-queue needs queue arguments" in capsys.readouterr().err
+
+
+def test_commands_and_queue_on_the_command_line_need_no_file(tmp_path, monkeypatch, capsys):
+    """submit.cpp main (NoCmdFileNeeded): with commands and a queue statement on the
+    command line, no submit file is read, not even standard input."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("this is not read\n"))
+    assert main(["submit", "-dry-run", "-a", "executable = /bin/true", "-queue", "2"]) == 0
+    ads = list(classad.parseAds(capsys.readouterr().out, classad.ParserType.Old))
+    assert [ad["ProcId"] for ad in ads] == [0, 1] and ads[0]["Cmd"] == "/bin/true"
