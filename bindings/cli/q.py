@@ -13,6 +13,7 @@ from attrs import define, field
 
 import classad
 from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, UsageError, run_command, whole_number
+from bindings.cli.q_autoclusters import autocluster_ads, autocluster_table, extra_significant
 from bindings.cli.q_tables import (
     IO_CONSTRAINT,
     TABLE_ATTRIBUTES,
@@ -42,6 +43,9 @@ USAGE = """usage: roost q [options] [owner | cluster | cluster.proc ...]
   -run                running jobs, with their hosts
   -io                 jobs moving files: runs, bytes in and out, transfer state
   -totals             only the totals lines
+  -autocluster        one line per autocluster (jobs that match alike): its id, how many
+                      jobs, its significant attributes; with -long, -json or -af, the
+                      autocluster ads
   -wide[:N]           rows whole (by default cut at 79 columns), or cut at N
   -allusers           every user's jobs (by default, only yours)
   -constraint EXPR    only jobs for which EXPR is true
@@ -81,6 +85,7 @@ class QueueRequest:
     analysis: str | None = None
     attributes: list[str] = field(factory=list)
     width: int | None = DEFAULT_WIDTH
+    autocluster: bool = False
 
     def constraint(self, me: str) -> str:
         """Every restriction as one expression; only ``me``'s jobs unless owners,
@@ -119,6 +124,7 @@ COMMAND = CommandLine("roost q", USAGE, [
     Option("-totals"), Option("-allusers", aliases=("-all",)), Option("-constraint", 1), Option("-pool", 1),
     Option("-name", 1), Option("-global"), Option("-limit", 1), Option("-format", 2), Option("-attributes", 1),
     Option("-autoformat", WORDS, aliases=("-af",), qualified=True), Option("-wide", qualified=True),
+    Option("-autocluster"),
 ])
 
 
@@ -132,7 +138,14 @@ def parse_arguments(argv: list[str]) -> QueueRequest:
 
 
 def request_of(reading: Reading) -> QueueRequest:
-    """The request a read command line makes; operands are job ids or owners."""
+    """The request a read command line makes; operands are job ids or owners.
+
+    Raises:
+        UsageError: an option's value is wrong, or -batch is given with -autocluster
+            (queue.cpp: "-batch conflicts with -autocluster").
+    """
+    if reading.given("-autocluster") and reading.given("-batch"):
+        raise UsageError("-batch conflicts with -autocluster")
     request = QueueRequest(owners=[arg for arg in reading.operands if not _is_id(arg)],
                            ids=[arg for arg in reading.operands if _is_id(arg)])
     for given in reading.options:
@@ -151,8 +164,9 @@ def _take(request: QueueRequest, given: Given) -> None:
     elif name in ANALYSES:
         if request.analysis != "better":  # -better-analyze wins over -analyze, in either order
             request.analysis = ANALYSES[name]
-    elif name in ("-totals", "-allusers"):
-        setattr(request, {"-totals": "totals_only", "-allusers": "all_users"}[name], True)
+    elif name in ("-totals", "-allusers", "-autocluster"):
+        setattr(request, {"-totals": "totals_only", "-allusers": "all_users", "-autocluster": "autocluster"}[name],
+                True)
     elif name == "-constraint":
         request.constraints.append(given.value)
     elif name in ("-pool", "-name"):
@@ -195,6 +209,8 @@ def render(request: QueueRequest, ads: list, everyone: list, me: str, banner: st
     if chosen is not None:
         return chosen
     lines = ["", "", banner]
+    if request.autocluster:  # its table has no totals: its rows are no jobs to count
+        return "\n".join(lines + fitted(autocluster_table(ads), request.width)) + "\n"
     if not request.totals_only:
         table = {"batch": batch_table, "hold": hold_table, "io": io_table}.get(request.display)
         rows = table(ads) if table else (nobatch_table(ads, now) if request.display == "nobatch"
@@ -221,6 +237,12 @@ def _dispatch(request: QueueRequest) -> int:
 def _run(request: QueueRequest) -> int:
     schedd = located_schedd(request.pool, request.name)
     me = current_user(request.pool)
+    if request.autocluster:
+        ads = autocluster_ads(schedd.query(request.constraint(me), []), extra_significant())
+        ads = ads if request.limit < 0 else ads[:request.limit]
+        banner = schedd_banner(socket.gethostname(), schedd.address, time.time())
+        sys.stdout.write(render(request, ads, [], me, banner, time.time()))
+        return 0
     tables = request.display in ("batch", "nobatch", "hold", "run", "io")
     projection = TABLE_ATTRIBUTES if tables else request.attributes if request.display in ("long", "json") else []
     ads = schedd.query(request.constraint(me), projection, limit=request.limit)
