@@ -10,6 +10,15 @@ With ``--hosts`` (root only) the same jobs then run through a pool of four hosts
 as network namespaces on this machine (tests/support/netns.py: a central manager, a
 submit host and two execute hosts of one CPU each, so 2 slots as on loopback), and the
 multi-host figures are printed beside the loopback ones as ratios.
+
+With ``--sleep S --slots N`` the pool's startd has N static 1-CPU slots over
+``NUM_CPUS = N`` and the run is N jobs of ``/bin/sleep S`` instead: once all run, it
+prints the schedd's memory per running job (its RSS growth from just before the submit,
+divided by the jobs running), then removes them.
+
+Throughout, a probe process asks each daemon's ``/v1/ping`` every 20 ms; the slowest
+answer bounds the longest stall of that daemon's reactor. The master, idle all along,
+is probed too: its figures are what the machine's own scheduling adds.
 """
 
 from __future__ import annotations
@@ -17,13 +26,20 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
+import multiprocessing
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 import psutil
+
+#: How often the probe asks each daemon's ping route.
+PROBE_INTERVAL = 0.02
+#: The daemons whose reactors are probed (the master is the idle control).
+PROBED = ("SCHEDD", "STARTD", "MASTER")
 
 ROOST = [sys.executable, "-c", "import sys; from bindings.cli import main; sys.exit(main())"]
 
@@ -96,6 +112,122 @@ def direct_baseline(command: list[str], count: int) -> float:
     return count / (time.monotonic() - began)
 
 
+def ping_once(host: str, port: int) -> float:
+    """Seconds one ``GET /v1/ping`` takes, on a fresh connection (as a client would)."""
+    started = time.perf_counter()
+    with socket.create_connection((host, port), timeout=30) as connection:
+        connection.sendall(f"GET /v1/ping HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        while connection.recv(65536):
+            pass
+    return time.perf_counter() - started
+
+
+def probe_daemons(addresses: dict[str, str], stop, results) -> None:
+    """The probe process: one thread per daemon pinging it every :data:`PROBE_INTERVAL`
+    until ``stop`` is set; puts ``{name: (probes, p50 s, max s)}`` in ``results``."""
+    import threading
+
+    found: dict[str, tuple[int, float, float]] = {}
+
+    def one(name: str, address: str) -> None:
+        host, port = address.rsplit(":", 1)
+        latencies = []
+        while not stop.is_set():
+            try:
+                latencies.append(ping_once(host.strip("<"), int(port.strip(">"))))
+            except OSError:
+                pass
+            stop.wait(PROBE_INTERVAL)
+        latencies.sort()
+        if latencies:
+            found[name] = (len(latencies), latencies[len(latencies) // 2], latencies[-1])
+
+    threads = [threading.Thread(target=one, args=item) for item in addresses.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results.put(found)
+
+
+class StallProbe:
+    """Runs :func:`probe_daemons` in its own process while a phase runs."""
+
+    def __init__(self, addresses: dict[str, str]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._stop = context.Event()
+        self._results = context.Queue()
+        self._process = context.Process(target=probe_daemons, args=(addresses, self._stop, self._results))
+
+    def __enter__(self) -> "StallProbe":
+        self._process.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        found = self._results.get(timeout=60)
+        self._process.join(timeout=10)
+        control = found.get("MASTER")
+        for name in PROBED:
+            if name not in found:
+                continue
+            count, p50, worst = found[name]
+            versus = f"; idle master's longest {control[2] * 1000:.1f} ms" if control and name != "MASTER" else ""
+            print(f"  {name.lower()} longest reactor stall <= {worst * 1000:.1f} ms "
+                  f"(slowest of {count} pings; their p50 {p50 * 1000:.1f} ms{versus})")
+
+
+def probed_addresses(facts: dict) -> dict[str, str]:
+    """The addresses of the daemons to probe, from the pool's address file."""
+    daemons = {name.upper(): address for name, address in (facts.get("daemons") or {}).items()}
+    daemons["MASTER"] = facts["master"]
+    return {name: daemons[name] for name in PROBED if daemons.get(name)}
+
+
+def count_executing(log: str, count: int, timeout: float) -> int:
+    """Wait until ``count`` jobs of ``log`` have an Execute event (or ``timeout`` s); how many did."""
+    from bindings.eventlog import JobEventLog, JobEventType
+
+    began = time.monotonic()
+    running = set()
+    events = JobEventLog(log)
+    while len(running) < count and time.monotonic() - began < timeout:
+        for event in events.events(stop_after=1):
+            if event.type == JobEventType.EXECUTE:
+                running.add((event.cluster, event.proc))
+            elif event.type in (JobEventType.JOB_TERMINATED, JobEventType.JOB_ABORTED):
+                running.discard((event.cluster, event.proc))
+    return len(running)
+
+
+SLEEP_JOBS = """executable = /bin/sleep
+arguments = {seconds}
+log = sleep.log
+request_cpus = 1
+request_memory = 16M
+queue {count}
+"""
+
+
+def memory_phase(submit, env: dict, work: str, schedd: psutil.Process, args: argparse.Namespace) -> float:
+    """``args.slots`` jobs of ``/bin/sleep``: the schedd's RSS growth per running job, in MiB."""
+    path = os.path.join(work, "sleep.sub")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(SLEEP_JOBS.format(seconds=args.sleep, count=args.slots))
+    before = schedd.memory_info().rss
+    began = time.monotonic()
+    submit(path)
+    running = count_executing(os.path.join(work, "sleep.log"), args.slots, min(args.timeout, args.sleep))
+    after = schedd.memory_info().rss
+    if running == 0:
+        raise SystemExit(f"no job started within {min(args.timeout, args.sleep):g} s")
+    per_job = (after - before) / running / (1 << 20)
+    print(f"sleep: {running} of {args.slots} jobs running {time.monotonic() - began:.1f} s after submit; "
+          f"schedd RSS {before / (1 << 20):.1f} -> {after / (1 << 20):.1f} MiB = {per_job:.3f} MiB per running job")
+    roost(env, "rm", "-all")
+    return per_job
+
+
 TRUE_JOBS = """executable = /bin/true
 log = true.log
 request_cpus = 1
@@ -135,15 +267,25 @@ def run_both_phases(submit, work: str, procs: dict, args: argparse.Namespace) ->
     return true_rate, transfer_rate
 
 
-def loopback_pool(args: argparse.Namespace) -> tuple[float, float]:
-    """Both phases through a personal pool on 127.0.0.1; their jobs/s."""
+def pool_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The pool's config, as environment overrides: 2 CPUs in one partitionable slot, or
+    with ``--sleep`` ``--slots`` static 1-CPU slots over as many CPUs."""
+    if args.sleep is None:
+        return {"_ROOST_NUM_CPUS": "2"}
+    return {"_ROOST_NUM_CPUS": str(args.slots), "_ROOST_NUM_SLOTS": str(args.slots),
+            "_ROOST_MEMORY": str(args.slots * 64)}
+
+
+def loopback_pool(args: argparse.Namespace) -> tuple[float, float] | None:
+    """Both phases (or, with ``--sleep``, the memory phase) through a personal pool on
+    127.0.0.1; their jobs/s."""
     work = tempfile.mkdtemp(prefix="roost-throughput-")
     home = os.path.join(work, "home")
     os.makedirs(home)
     config = os.path.join(home, "config")
     open(config, "w").close()
     env = {k: v for k, v in os.environ.items() if not k.startswith("_ROOST_") and k != "ROOST_TOKEN"}
-    env.update({"HOME": home, "ROOST_CONFIG": config, "_ROOST_NUM_CPUS": "2"})
+    env.update({"HOME": home, "ROOST_CONFIG": config, **pool_settings(args)})
     pool_dir = os.path.join(work, "pool")
     roost(env, "pool", "up", "--dir", pool_dir)
     try:
@@ -152,7 +294,11 @@ def loopback_pool(args: argparse.Namespace) -> tuple[float, float]:
 
         def submit(path: str) -> None:
             subprocess.run([*ROOST, "submit", path], env=env, cwd=work, check=True, capture_output=True)
-        rates = run_both_phases(submit, work, procs, args)
+        with StallProbe(probed_addresses(facts)):
+            if args.sleep is not None:
+                memory_phase(submit, env, work, procs["schedd"], args)
+                return None
+            rates = run_both_phases(submit, work, procs, args)
         base = direct_baseline(["/bin/true"], args.true_jobs)
         print(f"baseline: /bin/true run directly, 2 at a time: {base:.0f} jobs/s; "
               f"pool/direct = {rates[0] / base:.3f}")
@@ -188,9 +334,15 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--hosts", action="store_true",
                         help="also run the jobs through a four-host pool of network namespaces (root)")
+    parser.add_argument("--sleep", type=float, default=None,
+                        help="instead run --slots jobs of /bin/sleep SLEEP and print the schedd's memory per running job")
+    parser.add_argument("--slots", type=int, default=500, help="static 1-CPU slots for --sleep (default 500)")
     args = parser.parse_args()
     print("loopback personal pool:")
-    loop_true, loop_transfer = loopback_pool(args)
+    rates = loopback_pool(args)
+    if rates is None:
+        return
+    loop_true, loop_transfer = rates
     if args.hosts:
         print("four hosts (network namespaces):")
         hosts_true, hosts_transfer = namespace_pool(args)
