@@ -1,7 +1,14 @@
 """Schedd queue benchmark: starts a real schedd process and measures, from this
 process, one cluster of 100,000 procs, 1,000 one-proc clusters in a row, a query of
-every job with a 3-attribute projection (ads/s and the schedd's peak RSS), and a
-removal of every job by constraint. Prints the figures.
+every job with a 3-attribute projection (ads/s and the schedd's peak RSS), the same
+with a constraint, and a removal of every job by constraint. Prints the figures, and
+for each phase the longest the schedd's reactor stalled: a probe process asks
+GET /v1/ping every 20 ms, and its slowest answer bounds the stall (its p50 is the
+baseline of an idle answer).
+
+Query rates are counted over a bare socket (the schedd is measured, not this
+client's JSON decoding); the 3-attribute query is also read once through
+``BlockingClient.stream`` to show what a Python client sees.
 
     python benchmarks/schedd_queue.py [--procs 100000] [--clusters 1000]
 """
@@ -9,7 +16,9 @@ removal of every job by constraint. Prints the figures.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,7 +28,9 @@ import psutil
 
 from daemoncore.security import create_signing_key, issue_token
 from daemoncore.wire import schedd_routes as api
+from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
+from daemoncore.wire.daemon_routes import PING
 
 JOB = "executable = /bin/sleep\narguments = 60\nrequest_memory = 64M\n"
 
@@ -45,6 +56,58 @@ def start_schedd(directory: str) -> tuple[subprocess.Popen, str, bytes]:
         return process, handle.read().strip().strip("<>"), key
 
 
+#: Seconds between two probes of the schedd's reactor.
+PROBE_INTERVAL = 0.02
+
+
+def probe(address: str) -> None:
+    """The probe process: GET /v1/ping every :data:`PROBE_INTERVAL`, each answer's
+    time filed under the phases named on stdin when it was asked and when it came
+    (a stall across a phase change counts in both); says "ready" after its first
+    answer, and at stdin's end prints per phase the slowest answer and the median as JSON."""
+    import threading
+    phase = {"name": "start"}
+    latencies: dict[str, list[float]] = {}
+    done = threading.Event()
+
+    def follow_phases() -> None:
+        for line in sys.stdin:
+            phase["name"] = line.strip()
+        done.set()
+    threading.Thread(target=follow_phases, daemon=True).start()
+    client = BlockingClient(address, timeout=60)
+    client.call(PING)
+    print("ready", flush=True)
+    while not done.is_set():
+        started = time.perf_counter()
+        asked = phase["name"]
+        client.call(PING)
+        for name in {asked, phase["name"]}:
+            latencies.setdefault(name, []).append(time.perf_counter() - started)
+        time.sleep(max(0.0, PROBE_INTERVAL - (time.perf_counter() - started)))
+    print(json.dumps({name: {"max_ms": max(found) * 1000, "p50_ms": sorted(found)[len(found) // 2] * 1000,
+                             "probes": len(found)} for name, found in latencies.items()}))
+
+
+def raw_query(address: str, token: str, body: dict) -> int:
+    """One job query over a bare socket, its answer lines counted, not decoded."""
+    where = parse_address(address)
+    payload = json.dumps(body).encode()
+    head = (f"POST {api.QUERY.path()} HTTP/1.1\r\nHost: {where.host}\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
+    status, lines, previous = b"", 0, b""
+    with socket.create_connection((where.host, where.port), timeout=600) as connection:
+        connection.sendall(head + payload)
+        while data := connection.recv(1 << 20):
+            status = status or data[:12]
+            lines += (previous + data).count(b"}\n")  # each answer line ends so
+            previous = data[-1:]
+    if status != b"HTTP/1.1 200":
+        raise SystemExit(f"query {body} failed: {status!r}")
+    return lines
+
+
 def timed(work) -> tuple[float, object]:
     started = time.perf_counter()
     result = work()
@@ -55,47 +118,92 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--procs", type=int, default=100_000)
     parser.add_argument("--clusters", type=int, default=1_000)
+    parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.probe:
+        probe(args.probe)
+        return 0
     with tempfile.TemporaryDirectory(prefix="roost-bench-") as directory:
         process, address, key = start_schedd(directory)
+        prober = subprocess.Popen([sys.executable, __file__, "--probe", address], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
         try:
-            client = BlockingClient(address, token=issue_token(key, "bench@pool", ["WRITE"]), timeout=600)
-            schedd_ps = psutil.Process(process.pid)
-            rss_start = schedd_ps.memory_info().rss
-            body = {"description": JOB + f"queue {args.procs}\n", "iwd": directory}
-            seconds, answer = timed(lambda: client.call(api.SUBMIT, body))
-            print(f"submit one cluster of {answer['num_procs']} procs: {seconds:.2f} s")
-            rss_after_big = schedd_ps.memory_info().rss
-            small = {"description": JOB + "queue 1\n", "iwd": directory}
-            seconds, _ = timed(lambda: [client.call(api.SUBMIT, small) for _ in range(args.clusters)])
-            print(f"submit {args.clusters} clusters of 1 proc one after another: {args.clusters / seconds:.0f} clusters/s "
-                  f"({seconds:.2f} s)")
-            query = {"constraint": "true", "projection": ["ClusterId", "ProcId", "JobStatus"]}
-            peak = {"rss": 0}
-
-            def run_query() -> int:
-                count = 0
-                for _ in client.stream(api.QUERY, query):
-                    count += 1
-                    if count % 10_000 == 0:
-                        peak["rss"] = max(peak["rss"], schedd_ps.memory_info().rss)
-                return count
-            seconds, count = timed(run_query)
-            peak["rss"] = max(peak["rss"], schedd_ps.memory_info().rss)
-            print(f"query {count} jobs, projection of 3 attributes: {seconds:.2f} s ({count / seconds:.0f} ads/s)")
-            constrained = {"constraint": "JobStatus == 1 && ProcId >= 0", "projection": ["ClusterId", "ProcId", "Owner"]}
-            seconds, count = timed(lambda: sum(1 for _ in client.stream(api.QUERY, constrained)))
-            print(f"query {count} jobs with a constraint, projection of 3: {seconds:.2f} s ({count / seconds:.0f} ads/s)")
-            mib = 1024 * 1024
-            print(f"schedd RSS: {rss_start / mib:.0f} MiB at start, {rss_after_big / mib:.0f} MiB after the big "
-                  f"cluster, peak {peak['rss'] / mib:.0f} MiB during the query")
-            seconds, answer = timed(lambda: client.call(api.ACT, {"action": "Remove", "constraint": "true",
-                                                                   "reason": "benchmark"}))
-            print(f"rm of {answer['changed']} jobs by constraint: {seconds:.2f} s")
+            measure(args, directory, process, address, key, prober)
         finally:
+            if prober.poll() is None:
+                prober.kill()
             process.terminate()
             process.wait(timeout=30)
     return 0
+
+
+def measure(args, directory: str, process: subprocess.Popen, address: str, key: bytes,
+            prober: subprocess.Popen) -> None:
+    """Run the phases against the schedd at ``address``, telling ``prober`` each one, and print."""
+    token = issue_token(key, "bench@pool", ["WRITE"])
+    client = BlockingClient(address, token=token, timeout=600)
+    schedd_ps = psutil.Process(process.pid)
+    rss_start = schedd_ps.memory_info().rss
+    phases: list[str] = []
+
+    def phase(name: str) -> None:
+        phases.append(name)
+        prober.stdin.write(name + "\n")
+        prober.stdin.flush()
+    prober.stdout.readline()  # "ready"
+    phase("idle")
+    time.sleep(1.0)  # the probe's idle answers: the baseline
+    phase("submit one big cluster")
+    body = {"description": JOB + f"queue {args.procs}\n", "iwd": directory}
+    seconds, answer = timed(lambda: client.call(api.SUBMIT, body))
+    print(f"submit one cluster of {answer['num_procs']} procs: {seconds:.2f} s")
+    rss_after_big = schedd_ps.memory_info().rss
+    phase("submit one-proc clusters")
+    small = {"description": JOB + "queue 1\n", "iwd": directory}
+    seconds, _ = timed(lambda: [client.call(api.SUBMIT, small) for _ in range(args.clusters)])
+    print(f"submit {args.clusters} clusters of 1 proc one after another: {args.clusters / seconds:.0f} clusters/s "
+          f"({seconds:.2f} s)")
+    query = {"constraint": "true", "projection": ["ClusterId", "ProcId", "JobStatus"]}
+    peak = {"rss": 0}
+    phase("query, projection of 3")
+    seconds, count = timed(lambda: raw_query(address, token, query))
+    peak["rss"] = max(peak["rss"], schedd_ps.memory_info().rss)
+    print(f"query {count} jobs, projection of 3 attributes: {seconds:.2f} s ({count / seconds:.0f} ads/s)")
+    constrained = {"constraint": "JobStatus == 1 && ProcId >= 0", "projection": ["ClusterId", "ProcId", "Owner"]}
+    phase("query with a constraint")
+    seconds, count = timed(lambda: raw_query(address, token, constrained))
+    print(f"query {count} jobs with a constraint, projection of 3: {seconds:.2f} s ({count / seconds:.0f} ads/s)")
+    phase("query decoded by BlockingClient")
+
+    def run_query() -> int:
+        count = 0
+        for _ in client.stream(api.QUERY, query):
+            count += 1
+            if count % 10_000 == 0:
+                peak["rss"] = max(peak["rss"], schedd_ps.memory_info().rss)
+        return count
+    seconds, count = timed(run_query)
+    print(f"query {count} jobs, projection of 3, decoded by BlockingClient.stream: {seconds:.2f} s "
+          f"({count / seconds:.0f} ads/s)")
+    mib = 1024 * 1024
+    print(f"schedd RSS: {rss_start / mib:.0f} MiB at start, {rss_after_big / mib:.0f} MiB after the big "
+          f"cluster, peak {peak['rss'] / mib:.0f} MiB during the queries")
+    phase("rm by constraint")
+    seconds, answer = timed(lambda: client.call(api.ACT, {"action": "Remove", "constraint": "true",
+                                                           "reason": "benchmark"}))
+    print(f"rm of {answer['changed']} jobs by constraint: {seconds:.2f} s")
+    phase("end")
+    time.sleep(0.2)
+    stalls = json.loads(prober.communicate(timeout=60)[0])
+    idle = stalls.get("idle", {}).get("p50_ms", float("nan"))
+    print(f"longest reactor stall per phase (GET /v1/ping every {PROBE_INTERVAL * 1000:.0f} ms; "
+          f"idle p50 {idle:.1f} ms):")
+    for name in phases[1:-1]:
+        found = stalls.get(name)
+        if found:
+            print(f"  {name}: {found['max_ms']:.0f} ms (p50 {found['p50_ms']:.1f} ms, {found['probes']} probes)")
+        else:
+            print(f"  {name}: no probe answered during the phase")
 
 
 if __name__ == "__main__":
