@@ -20,6 +20,7 @@ from attrs import define, field
 
 from bindings.cli.options import WORDS, CommandLine, Given, Option, Reading, run_command, whole_number
 from bindings.cli.options import UsageError as UsageError  # what parse_arguments raises
+from bindings.cli.status_compact import compact_table
 from bindings.cli.status_format import (
     AutoformatOptions,
     autoformat_options,
@@ -30,7 +31,6 @@ from bindings.cli.status_gpus import GPU_SLOTS, gpu_table
 from bindings.cli.status_modes import claimed_table, mode_constraint, sort_ads
 from bindings.cli.status_tables import (
     JOB_TOTALS,
-    compact_table,
     daemon_table,
     job_totals,
     slot_table,
@@ -154,7 +154,7 @@ def render(request: StatusRequest, ads: list, now: float) -> str:
     my_type = request.ad_type.collector_type
     if my_type == "Machine":
         if request.display == "total":
-            return slot_totals(ads) if ads else ""
+            return slot_totals(ads, request.wide) if ads else ""
         if request.display == "compact":
             return compact_table(ads, now, request.wide)
         if request.gpus:

@@ -3,8 +3,8 @@ it, and the GPU columns -compact adds when the pool has GPUs."""
 
 import classad
 from bindings.cli.status import parse_arguments, render
+from bindings.cli.status_compact import compact_table
 from bindings.cli.status_gpus import gpu_table
-from bindings.cli.status_tables import compact_table
 from tests.support.gpu_slot_ads import NOW, card, partitionable, pool
 
 

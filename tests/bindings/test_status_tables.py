@@ -1,7 +1,10 @@
-"""The human-readable tables of roost status, laid out column for column as condor_status."""
+"""The human-readable tables of roost status, laid out column for column as condor_status
+(ppSetStartdNormalCols and startdCompact_PrintFormat in src/condor_status.V6/status.cpp,
+TrackTotals::displayTotals and StartdNormalTotal in totals.cpp)."""
 
 import classad
-from bindings.cli.status_tables import compact_table, daemon_table, duration, slot_table, slot_totals
+from bindings.cli.status_compact import compact_table
+from bindings.cli.status_tables import daemon_table, duration, slot_table, slot_totals
 
 NOW = 1_000_000
 
@@ -27,13 +30,51 @@ def test_wide_keeps_the_whole_name():
 
 
 def test_totals_count_slots_per_platform_and_state():
-    """The totals block counts slots by state for each Arch/OpSys and overall."""
+    """totals.cpp: the key column at least 14 wide, then Total %6d, Owner %5d, Claimed %7d,
+    Unclaimed %9d, Matched %7d, Preempting %10d, Drain %6d, Backfill %8d, BkIdle %6d; a
+    blank line after the heading and before the Total row."""
     ads = [slot("slot1@a", "Claimed", "Busy"), slot("slot2@a"), slot("slot3@a", "Owner"),
            slot("slot1@b", "Drained", "Retiring")]
+    assert slot_totals(ads).splitlines() == [
+        "               Total Owner Claimed Unclaimed Matched Preempting  Drain Backfill BkIdle",
+        "",
+        "  X86_64/LINUX     4     1       1         1       0          0      1        0      0",
+        "",
+        "         Total     4     1       1         1       0          0      1        0      0",
+    ]
+
+
+def test_totals_key_column_grows_and_malformed_ads_are_noted():
+    """displayTotals: a key longer than 14 widens the column (with -wide it may be as narrow
+    as 5); an ad without Arch/OpSys is left out and noted as malformed."""
+    ads = [slot("slot1@a", OpSys="LINUX-WITH-A-LONG-NAME"), classad.ClassAd({"Name": "x", "State": "Owner"})]
     lines = slot_totals(ads).splitlines()
-    assert lines[0] == "                         Machines Owner Claimed Unclaimed Matched Preempting  Drain"
-    assert lines[2] == "            X86_64/LINUX        4     1       1         1       0          0      1"
-    assert lines[4] == "                   Total        4     1       1         1       0          0      1"
+    assert lines[2].startswith("X86_64/LINUX-WITH-A-LONG-NAME     1     0") and lines[4].startswith(
+        "                        Total     1")
+    assert lines[6] == " " * 29 + "(Omitted 1 malformed ads in computed attribute totals)"
+    assert slot_totals([slot("slot1@a")], wide=True).splitlines()[2].startswith("X86_64/LINUX     1")
+
+
+def test_idle_backfill_slots_count_as_bkidle_not_in_the_total():
+    """StartdNormalTotal::update: an unclaimed backfill slot is BkIdle and not in Total; a
+    claimed one counts as Backfill."""
+    ads = [slot("slot1@a", SlotBackfill=True), slot("slot2@a", "Claimed", "Busy", SlotBackfill=True)]
+    assert slot_totals(ads).splitlines()[-1].split() == ["Total", "1", "0", "0", "0", "0", "0", "0", "1", "1"]
+
+
+def test_memory_column_widens_to_its_widest_value():
+    """Mem is %4d without truncation: a bigger value widens the column for every row."""
+    lines = slot_table([slot("slot1@a", memory=2063937), slot("slot2@a", memory=679)], NOW).splitlines()
+    assert lines[0] == "Name               OpSys      Arch   State     Activity LoadAv Mem      ActvtyTime"
+    assert lines[2].endswith(" 0.000 2063937  1+03:38:58") and lines[3].endswith(" 0.000     679  1+03:38:58")
+
+
+def test_wide_names_are_at_least_34_wide_and_the_time_is_activitytime():
+    """ppSetStartdNormalCols with -wide: Name -34 untruncated, the last column ActivityTime in 12."""
+    lines = slot_table([slot("slot1@vulture.cs.wisc.edu")], NOW, wide=True).splitlines()
+    assert lines[0] == "Name" + " " * 31 + "OpSys      Arch   State     Activity LoadAv Mem  ActivityTime"
+    assert lines[2] == "slot1@vulture.cs.wisc.edu" + " " * 10 + \
+        "LINUX      X86_64 Unclaimed Idle      0.000  679   1+03:38:58"
 
 
 def test_no_ads_print_nothing():
@@ -42,14 +83,27 @@ def test_no_ads_print_nothing():
 
 
 def test_compact_sums_a_partitionable_machine_on_one_line():
-    """-compact shows one machine: its dynamic slots, cpus, free cpus and memory, and consensus state."""
+    """startdCompact_PrintFormat: one machine with its dynamic slots, cpus, gpus, TotalGb
+    %8.2f, free cpus, FreeGb %8.2f, load per cpu %7.2f, the consensus state, Jobs/Min (_ when
+    unknown) and the biggest dynamic slot in GB."""
     ads = [slot("slot1@host", memory=2048, PartitionableSlot=True, Cpus=2, TotalSlotCpus=8, TotalSlotMemory=8192),
            slot("slot1_1@host", "Claimed", "Busy", 1.0, 3072, SlotType="Dynamic", Cpus=3),
            slot("slot1_2@host", "Claimed", "Busy", 1.0, 3072, SlotType="Dynamic", Cpus=3)]
-    row = compact_table(ads, NOW).splitlines()[2].split()
-    assert row[:5] == ["host", "x64/LINUX", "2", "8", "0"]
-    assert row[5:8] == ["8", "2", "2"]
-    assert row[9] == "Cb" and row[11] == "3"
+    lines = compact_table(ads, NOW).splitlines()
+    assert lines[0] == "Machine Platform  Slots Cpus Gpus  TotalGb FreCpu  FreeGb  CpuLoad ST Jobs/Min MaxSlotGb"
+    assert lines[2] == "host    x64/LINUX     2    8    0     8.00      2     2.00    0.25 Cb        _      3.00"
+
+
+def test_compact_totals_count_the_children_and_a_partitionable_slot_with_room():
+    """status.cpp totalize_row for -compact: the dynamic slots' states under the row's
+    platform, and the partitionable slot's own state only while it is not exhausted."""
+    room = [slot("slot1@host", PartitionableSlot=True, Cpus=2, Memory=2048),
+            slot("slot1_1@host", "Claimed", "Busy", SlotType="Dynamic", Cpus=6)]
+    full = [slot("slot1@full", PartitionableSlot=True, Cpus=0, Memory=0),
+            slot("slot1_1@full", "Claimed", "Busy", SlotType="Dynamic", Cpus=8)]
+    lines = compact_table(room + full, NOW).splitlines()
+    assert lines[-3].split() == ["x64/LINUX", "3", "0", "2", "1", "0", "0", "0", "0", "0"]
+    assert lines[-1].split() == ["Total", "3", "0", "2", "1", "0", "0", "0", "0", "0"]
 
 
 def test_schedd_table_has_job_columns_and_totals():
