@@ -56,6 +56,8 @@ DEFAULT_POST_JOB_RANK = (
 CONSUMED = (("Cpus", "RequestCpus", 1), ("Memory", "RequestMemory", 0),
             ("Disk", "RequestDisk", 0), ("GPUs", "RequestGPUs", 0))
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">=", "=?=", "=!="})
+#: literal types whose values key a class as they are (others by type name and repr)
+_SCALARS = frozenset({int, float, str, bool})
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=",
             "=?=": "=?=", "=!=": "=!="}
 
@@ -121,7 +123,8 @@ class Slot:
     name: str
     ad: ClassAd
     partitionable: bool
-    signature: tuple = ()
+    #: the slot's class: a small int naming its attribute signature (see SlotPool._signature)
+    signature: int = -1
     source: ClassAd | None = None
     cards: NamedCards | None = None
 
@@ -150,10 +153,18 @@ class SlotPool:
                                        ad, is_partitionable(ad)))
         self._texts = ExpressionTexts()
         self._generation: dict[int, int] = {}
+        #: indices of the slots with card attributes, when gathered (None: not known)
+        self._card_slots: list[int] | None = None
         self._significant = self._significant_names(job_ads)
-        self._weights: dict[tuple, float] = {}
-        self.classes: dict[tuple, dict[int, None]] = {}
-        self._answers: dict[tuple[str, tuple], Answer | None] = {}
+        self._significant_order = sorted(self._significant)
+        self._weights: dict[int, float] = {}
+        #: class id -> its member slots' indices (a dict for insertion order)
+        self.classes: dict[int, dict[int, None]] = {}
+        #: signature -> class id, and each class id's shape (see _shape)
+        self._class_ids: dict[tuple, int] = {}
+        self._shapes: list[int] = []
+        self._shape_ids: dict[tuple, int] = {}
+        self._answers: dict[tuple[str, int], Answer | None] = {}
         self._gpu_views: dict[str, JobGpuView | None] = {}
         self.bad_requests: dict[str, str] = {}
         self.evaluations = 0
@@ -186,8 +197,12 @@ class SlotPool:
             gpus_asked = gpus_asked or _asks_for_gpus(job)
         if gpus_asked:  # the slots' card attributes, gathered once however many jobs ask
             names.add("availablegpus")
-            names.update(key for slot in self.slots for key in slot.ad.entries_by_key()
-                         if key.startswith(CARD_ATTR_LOWER_PREFIX))
+            self._card_slots = []
+            for index, slot in enumerate(self.slots):
+                cards = [key for key in slot.ad.entries_by_key() if key.startswith(CARD_ATTR_LOWER_PREFIX)]
+                if cards:
+                    names.update(cards)
+                    self._card_slots.append(index)
         for expr in self.settings.rank_expressions():
             names.update(_all_names(expr.node))
         texts: set[str] = set()
@@ -204,21 +219,43 @@ class SlotPool:
                 if looks_up_by_value(node):
                     self._unique = True
                 add_refs(slot.ad, node, own_side=True)
+                add_refs(slot.ad, node, own_side=False)  # a name another slot may define
         return frozenset(names)
 
     def _signature(self, index: int) -> tuple:
+        """The slot's class: each significant attribute it has, in name order, as
+        ``(name, type, value)`` for a literal and ``(name, "expr", text)`` otherwise."""
         if self._unique:  # one class per slot, renewed each time a take changes the slot
             return ("#slot", index, self._generation.get(index, 0))
         attrs_ = self.slots[index].ad.entries_by_key()
-        out = [attribute_key(key, attrs_[key].expr, self._texts) for key in self._significant if key in attrs_]
-        out.sort()
+        out = []
+        for key in self._significant_order:
+            entry = attrs_.get(key)
+            if entry is None:
+                continue
+            const = entry.const
+            kind = type(const)
+            if kind in _SCALARS:
+                out.append((key, kind, const))
+            elif const is NOT_CONSTANT:
+                out.append((key, "expr", self._texts.text(entry.expr)))
+            else:
+                out.append(attribute_key(key, entry.expr, self._texts))
         return tuple(out)
 
-    def _classify(self, index: int) -> tuple:
+    def _classify(self, index: int) -> int:
+        """Put slot ``index`` in the class of its signature; returns the class id.
+        Classes are named by small ints so that per-(request, class) caches hash an int,
+        not a tuple of every significant attribute."""
         signature = self._signature(index)
-        self.slots[index].signature = signature
-        self.classes.setdefault(signature, {})[index] = None
-        return signature
+        class_id = self._class_ids.get(signature)
+        if class_id is None:
+            class_id = self._class_ids[signature] = len(self._shapes)
+            shape = _shape(signature)
+            self._shapes.append(self._shape_ids.setdefault(shape, len(self._shape_ids)))
+        self.slots[index].signature = class_id
+        self.classes.setdefault(class_id, {})[index] = None
+        return class_id
 
     def _declassify(self, index: int) -> None:
         signature = self.slots[index].signature
@@ -228,7 +265,7 @@ class SlotPool:
             del self.classes[signature]
 
     # --- evaluating one request against one class ---------------------------
-    def answer(self, request: ResourceRequest, signature: tuple, prefilter) -> Answer | None:
+    def answer(self, request: ResourceRequest, signature: int, prefilter) -> Answer | None:
         """How the class answers the request, or None when its slots do not match it."""
         key = (request.request_id, signature)
         if key in self._answers:
@@ -242,8 +279,13 @@ class SlotPool:
         return result
 
     def largest_card_mib(self) -> int:
-        """The memory of the pool's largest card (0 when no slot advertises cards)."""
-        return max((card.memory_total for slot in self.slots for _, card in slot.named_cards()), default=0)
+        """The memory of the pool's largest card (0 when no slot advertises cards);
+        only slots with card attributes are read."""
+        if self._card_slots is None:
+            self._card_slots = [index for index, slot in enumerate(self.slots)
+                                if any(key.startswith(CARD_ATTR_LOWER_PREFIX) for key in slot.ad.entries_by_key())]
+        return max((card.memory_total for index in self._card_slots
+                    for _, card in self.slots[index].named_cards()), default=0)
 
     def gpu_view(self, request: ResourceRequest) -> JobGpuView | None:
         """The request's GPU view, worked out once; None (and a line in
@@ -275,8 +317,9 @@ class SlotPool:
             consumed = _consumption(job, ad, self.settings, count_gpus=not share)
             if consumed is None:
                 return None
-        pre = self._terms.value(0, self.settings.pre_job_rank, slot.signature, ad, job)
-        post = self._terms.value(1, self.settings.post_job_rank, slot.signature, ad, job)
+        shape = self._shapes[slot.signature]
+        pre = self._terms.value(0, self.settings.pre_job_rank, slot.signature, ad, job, shape)
+        post = self._terms.value(1, self.settings.post_job_rank, slot.signature, ad, job, shape)
         node = node_rank(view.node_policy, slot.named_cards() if view.request is not None else (),
                          ad.evaluate("Cpus"), view.request, grants)
         return Answer((*node, -pre, -job_rank(job, ad), -post), consumed, grants)
@@ -289,7 +332,7 @@ class SlotPool:
         return weight
 
     # --- taking slots ----------------------------------------------------------
-    def first_free(self, request: ResourceRequest, signature: tuple) -> int | None:
+    def first_free(self, request: ResourceRequest, signature: int) -> int | None:
         """The first slot of the class not held back from ``request``, or None."""
         for index in self.classes.get(signature, ()):
             if not self.held or (request.request_id, self.slots[index].name) not in self.held:
@@ -347,6 +390,15 @@ class SlotPool:
             del self._journal[mark:]
             if mark == 0:
                 self._journal = None
+
+
+def _shape(signature: tuple) -> tuple:
+    """What of a class's signature decides which attributes its expressions read:
+    the names it has and its non-literal expressions, not the literal values (a
+    partitionable slot keeps its shape as it shrinks)."""
+    if signature[:1] == ("#slot",):
+        return signature
+    return tuple(part if part[1] == "expr" else part[0] for part in signature)
 
 
 def _asks_for_gpus(job: ClassAd) -> bool:

@@ -12,6 +12,7 @@ an expression) is simply evaluated each time.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 
 import attrs
 
@@ -57,12 +58,15 @@ class SlotTerms:
         self._values: dict[tuple, float] = {}
         self._texts = ExpressionTexts()
 
-    def value(self, which: int, expr: ExprTree | None, signature: tuple, slot: ClassAd, job: ClassAd) -> float:
+    def value(self, which: int, expr: ExprTree | None, signature: Hashable, slot: ClassAd, job: ClassAd,
+              shape: Hashable = None) -> float:
         """``expr`` (term ``which``) of a slot of class ``signature`` against ``job``,
-        as a number (-inf when it is not one, 0 when there is no such term)."""
+        as a number (-inf when it is not one, 0 when there is no such term). Classes of
+        one ``shape`` (same names, same non-literal expressions) read the same job
+        attributes, so that is worked out once per shape when one is given."""
         if expr is None:
             return 0.0
-        reads_key = (which, signature)
+        reads_key = (which, signature if shape is None else ("shape", shape))
         if reads_key not in self._reads:
             self._reads[reads_key] = target_reads(slot, expr.node)
         reads = self._reads[reads_key]
