@@ -15,11 +15,14 @@ import pytest
 import classad
 from bindings.cli import COMMANDS
 from bindings.cli import main as roost
+from bindings.cli.pool import POOL_COMMANDS
 
 SCRIPTS = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["scripts"]
 #: every `roost` command line that names one command, subcommands included
-ROOST_COMMANDS = [[name] for name in sorted(COMMANDS)] + [["pool", sub] for sub in ("up", "status", "down")] \
-    + [["token", sub] for sub in ("create", "list")]
+ROOST_COMMANDS = [[name] for name in sorted(COMMANDS)] \
+    + [["pool", sub] for sub in sorted(POOL_COMMANDS) if sub != "ca"] \
+    + [["pool", "ca", sub] for sub in ("create", "issue", "fingerprint")] \
+    + [["token", sub] for sub in ("create", "list", "revoke")]
 
 
 def _entry_point(spec: str):
