@@ -21,23 +21,29 @@ def answer_blocks(snapshot: Iterable[StoredAd], now: float, screen: Screen, proj
                   limit: int | None = None) -> Iterator[bytes | None]:
     """The live ads of ``snapshot`` that ``screen`` matches, at most ``limit``, as
     blocks of NDJSON lines (projected to ``projection``, every attribute when empty);
-    ``None`` for a slice that found nothing, so a caller on the reactor can pause."""
+    ``None`` for a slice that found nothing, so a caller on the reactor can pause.
+
+    Each ad's screening verdict and projected line are kept in the ad for the next
+    query asking the same, so a repeated query mostly looks things up."""
     if limit is not None and limit <= 0:
         return
     wanted = tuple(dict.fromkeys(name.lower() for name in projection))
     everything = screen.everything
+    predicate = screen.predicate
     clock = time.perf_counter
     lines: list[bytes] = []
     size = found = 0
     deadline = clock() + SLICE_SECONDS
     for stored in snapshot:
-        if stored.expires_at > now and (everything or screen.matches(stored.ad, stored.literals)):
-            line = stored.projected_line(wanted) if wanted else stored.line
-            lines.append(line)
-            size += len(line)
-            found += 1
-            if found == limit:
-                break
+        if stored.expires_at > now:
+            verdict = True if everything else stored.verdict(screen)
+            if verdict or (verdict is None and predicate(stored.ad)):
+                line = stored.projected_line(wanted) if wanted else stored.line
+                lines.append(line)
+                size += len(line)
+                found += 1
+                if found == limit:
+                    break
         if size >= BLOCK_BYTES or clock() >= deadline:
             yield b"".join(lines) if lines else None
             lines, size = [], 0

@@ -13,10 +13,14 @@ from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check
 from collector.screening import Screen, screen_for
 from collector.store import AdStore, ad_lifetime, ad_name, wire_attribute
 from daemoncore.wire import collector_routes as api
-from daemoncore.wire.adcodec import ad_from_json
+from daemoncore.wire.adcodec import MAX_ATTRIBUTES, WireAdError, json_to_node
 from daemoncore.wire.errors import BadRequest, Forbidden
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
+
+#: Types of JSON values that are ClassAd literals whatever they hold (a string is one
+#: unless it is written ``/Expr(...)/``).
+_ALWAYS_VALID = frozenset({str, int, float, bool, type(None)})
 
 
 class CollectorRoutes:
@@ -131,7 +135,30 @@ class CollectorRoutes:
             ad_lifetime(wire, self._store.default_lifetime)
         except AdRejected as exc:
             raise BadRequest(f"{where}: {exc}") from None
-        return ad_from_json(wire, where), wire
+        try:
+            _check_values(wire, where)
+        except WireAdError as exc:  # a 500 as raised (it keeps ApiError's default status)
+            raise BadRequest(str(exc)) from None
+        return None, wire
+
+
+def _check_values(wire: dict, where: str) -> None:
+    """Refuse ``wire`` exactly when :func:`ad_from_json` would, without building the
+    ad: the store parses it only when a constraint needs it. Plain literals (most of a
+    slot ad) are always valid; expressions, lists and nested ads are read to check them.
+
+    Raises:
+        WireAdError: too many attributes, a name that is not a non-empty string, or a
+            value that is not a ClassAd value.
+    """
+    if len(wire) > MAX_ATTRIBUTES:
+        raise WireAdError(f"{where}: {len(wire)} attributes is more than the {MAX_ATTRIBUTES} allowed")
+    for name, value in wire.items():
+        if not isinstance(name, str) or not name:
+            raise WireAdError(f"{where}: attribute names must be non-empty strings, got {name!r}")
+        kind = type(value)
+        if kind not in _ALWAYS_VALID or (kind is str and value.startswith("/Expr(")):
+            json_to_node(value, f"{where}.{name}")
 
 
 def _ad_type(request: ApiRequest) -> str:

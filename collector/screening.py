@@ -62,6 +62,8 @@ class Screen:
     tests: tuple[tuple[str, str, object], ...]
     #: Whether the constraint is exactly the conjunction of ``tests``.
     complete: bool
+    #: The constraint's text: what stored ads keep their :meth:`screened` verdicts under.
+    text: str = ""
 
     @property
     def everything(self) -> bool:
@@ -70,6 +72,14 @@ class Screen:
 
     def matches(self, ad: object, values: dict[str, object]) -> bool:
         """Whether the constraint is true in ``ad``, whose literal values are ``values``."""
+        verdict = self.screened(values)
+        return self.predicate(ad) if verdict is None else verdict
+
+    def screened(self, values: dict[str, object]) -> bool | None:
+        """What the tests alone tell of an ad whose literal values are ``values``: False
+        when one fails, True when all hold and are the whole constraint, None when only
+        evaluating the constraint in the ad can tell. It depends on ``values`` only (never
+        on the time or the ad's expressions), so an ad may keep it while it is stored."""
         decided = True
         for name, op, literal in self.tests:
             if name in values:
@@ -77,9 +87,7 @@ class Screen:
                     return False
             else:
                 decided = False
-        if decided and self.complete:
-            return True
-        return self.predicate(ad)
+        return True if decided and self.complete else None
 
 
 @functools.lru_cache(maxsize=CACHED_SCREENS)
@@ -91,10 +99,10 @@ def screen_for(text: str) -> Screen:
     """
     predicate = compile_constraint(text)
     if is_everything(predicate):
-        return Screen(predicate, (), True)
+        return Screen(predicate, (), True, text)
     conjuncts = _conjuncts(ExprTree(text).node)
     tests = tuple(test for test in map(_comparison, conjuncts) if test is not None)
-    return Screen(predicate, tests, len(tests) == len(conjuncts))
+    return Screen(predicate, tests, len(tests) == len(conjuncts), text)
 
 
 def _conjuncts(node) -> list:

@@ -16,27 +16,33 @@ from attrs import define, field, frozen
 from collector.adtypes import ANY
 from collector.errors import AdRejected
 from collector.index import EqualityIndex
-from collector.screening import literal_values
+from collector.screening import Screen, literal_values
+from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.ndjson import encode_line
 
 DEFAULT_LIFETIME_SECONDS = 900
 
 #: Distinct projections whose answer line each ad keeps ready.
-CACHED_PROJECTIONS = 4
+CACHED_PROJECTIONS = 8
+#: Distinct constraints whose screening verdict each ad keeps.
+CACHED_VERDICTS = 8
+
+_UNKNOWN = object()
 
 Predicate = Callable[[object], bool]
 
 
 @frozen
 class StoredAd:
-    """One ad as the collector holds it: the parsed ad for constraints (and its literal
-    values by lower-case name, to screen them), its JSON form for answers (also as a
-    ready NDJSON line, and its attribute names by lower case for projections), and when
-    it expires."""
+    """One ad as the collector holds it: its JSON form for answers (also as a ready
+    NDJSON line, and its attribute names by lower case for projections), its literal
+    values by lower-case name to screen constraints, the parsed ad for the constraints
+    screening cannot decide (parsed when first needed), and when it expires."""
 
     ad_type: str
     name: str
-    ad: object = field(repr=False)
+    #: The parsed ad, or None to parse ``wire`` when a constraint first needs it.
+    _ad: object = field(repr=False)
     wire: dict = field(repr=False)
     expires_at: float
     line: bytes = field(repr=False)
@@ -47,8 +53,34 @@ class StoredAd:
     literals: dict[str, object] = field(factory=dict, repr=False)
     #: When the ad's key was first stored (kept by replacements): answers come in this order.
     seq: int = 0
-    #: The NDJSON lines of the last few projections asked for, by their lower-case names.
+    #: The NDJSON lines of the first few projections asked for, by their lower-case names.
     _projected_lines: dict[tuple[str, ...], bytes] = field(factory=dict, repr=False, eq=False)
+    #: What the first few constraints' screens told of this ad, by constraint text.
+    _verdicts: dict[str, bool | None] = field(factory=dict, repr=False, eq=False)
+    #: The ad parsed from ``wire`` once a constraint needed it (at most one entry).
+    _parsed: list = field(factory=list, repr=False, eq=False)
+
+    @property
+    def ad(self) -> object:
+        """The parsed ad, for evaluating constraints (parsed from ``wire`` on first use:
+        most queries are decided on the literal values, and an ad not parsed holds a
+        handful of objects instead of one per attribute)."""
+        if self._ad is not None:
+            return self._ad
+        if not self._parsed:
+            self._parsed.append(ad_from_json(self.wire, f"the {self.ad_type} ad {self.name!r}"))
+        return self._parsed[0]
+
+    def verdict(self, screen: Screen) -> bool | None:
+        """``screen.screened`` of this ad's literal values, kept for the next query with
+        the same constraint (ads are replaced, never changed, so it cannot go stale)."""
+        verdicts = self._verdicts
+        verdict = verdicts.get(screen.text, _UNKNOWN)
+        if verdict is _UNKNOWN:
+            verdict = screen.screened(self.literals)
+            if len(verdicts) < CACHED_VERDICTS:
+                verdicts[screen.text] = verdict
+        return verdict
 
     def project(self, lowered_names: "list[str] | tuple[str, ...]") -> dict:
         """The ad's JSON form cut down to the named attributes (names in lower case)."""
@@ -124,7 +156,8 @@ class AdStore:
     _sequence: Iterator[int] = field(factory=itertools.count)
 
     def update(self, ad_type: str, ad: object, wire: dict, private: bool = False) -> StoredAd:
-        """Store ``ad`` under its type and Name, replacing any earlier one.
+        """Store ``ad`` under its type and Name, replacing any earlier one; ``ad`` may
+        be None to parse ``wire`` (whose values must be valid ClassAd JSON) when needed.
 
         Raises:
             AdRejected: the ad has no string Name or a bad ClassAdLifetime.

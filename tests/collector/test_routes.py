@@ -154,3 +154,26 @@ def test_invalidate_by_constraint(call):
     """Invalidating by constraint removes exactly the matching ads."""
     call("/v1/ads/Machine", {"ads": slots("small", Cpus=1) + slots("big", Cpus=16)})
     assert call("/v1/ads/Machine/invalidate", {"constraint": "Cpus < 4"}).json() == {"invalidated": 1}
+
+
+BAD_VALUES = [{"Start": "/Expr(1 +)/"}, {"Tags": ["/Expr(+)/"]}, {"Nested": {"x": "/Expr(&&)/"}},
+              {"": 1}, {"Start": "/Expr(Cpus > 1)/", "Text": "/Expr(", "Tags": [1, "a"], "X": None}]
+
+
+@pytest.mark.parametrize("attrs", BAD_VALUES)
+def test_ads_are_refused_on_their_values_as_the_ad_parser_refuses_them(call, attrs):
+    """An ad is stored unparsed, but refused with the message ad_from_json gives for it,
+    and accepted when ad_from_json accepts it."""
+    from daemoncore.wire.adcodec import WireAdError, ad_from_json
+
+    wire = {"Name": "a", **attrs}
+    try:
+        ad_from_json(wire, "$.ads[0]")
+        expected = None
+    except WireAdError as exc:
+        expected = str(exc)
+    response = call("/v1/ads/Machine", {"ads": [wire]})
+    if expected is None:
+        assert response.status == 200
+    else:
+        assert (response.status, response.json()["message"]) == (400, expected)

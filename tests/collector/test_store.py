@@ -165,3 +165,58 @@ def test_a_user_of_several_schedds_is_one_submitter_ad_per_schedd(store):
     [first] = [ad for ad in store.named("Submitter", ["alice@pool"]) if ad.wire["ScheddName"] == "submit1"]
     assert store.remove([first]) == 1
     assert [ad.wire["ScheddName"] for ad in store.query("Submitter")] == ["submit2"]
+
+
+def test_an_ad_stored_unparsed_is_parsed_once_when_a_constraint_needs_it(store):
+    """An ad stored without its parsed form is parsed from its JSON on first use, as
+    ad_from_json parses it, and that parse is kept."""
+    from daemoncore.wire.adcodec import ad_from_json, ad_to_json
+
+    wire = machine("slot1@a", Cpus=4, cpus=8, Start="/Expr(Cpus > 2)/", Tags=["a", 1])
+    stored = store.update("Machine", None, wire)
+    assert ad_to_json(stored.ad) == ad_to_json(ad_from_json(wire))
+    assert stored.ad is stored.ad
+
+
+def test_a_screening_verdict_is_kept_until_the_ad_is_replaced(store):
+    """An ad keeps what a constraint's screen told of it; its replacement starts with
+    no verdicts, so an update is never answered with the earlier ad's verdict."""
+    from collector.screening import screen_for
+
+    unclaimed = screen_for('State == "Unclaimed" && Cpus >= 4')
+    first = store.update("Machine", None, machine("slot1@a", State="Unclaimed", Cpus=4))
+    assert first.verdict(unclaimed) is True
+    assert first._verdicts == {unclaimed.text: True}
+    second = store.update("Machine", None, machine("slot1@a", State="Claimed", Cpus=4))
+    assert second._verdicts == {}
+    assert second.verdict(unclaimed) is False
+    assert first.verdict(unclaimed) is True
+
+
+def test_a_verdict_the_tests_cannot_decide_is_left_to_the_full_constraint(store):
+    """Only the literal comparisons' verdict is kept: a constraint with other parts (the
+    time, an expression attribute) is evaluated in full every time."""
+    from collector.screening import screen_for
+
+    timed = screen_for('State == "Unclaimed" && LastHeardFrom > time() - 60')
+    stored = store.update("Machine", None, machine("slot1@a", State="Unclaimed", LastHeardFrom=0))
+    assert stored.verdict(timed) is None
+    expression = screen_for('Cpus >= 4')
+    stored = store.update("Machine", None, machine("slot2@a", Cpus="/Expr(2 * 2)/"))
+    assert stored.verdict(expression) is None
+    assert expression.predicate(stored.ad) is True
+
+
+def test_verdicts_and_projections_kept_per_ad_are_bounded(store):
+    """An ad keeps at most CACHED_VERDICTS verdicts and CACHED_PROJECTIONS lines; the
+    answers past them are worked out afresh and are the same."""
+    from collector.screening import screen_for
+    from collector.store import CACHED_PROJECTIONS, CACHED_VERDICTS
+
+    stored = store.update("Machine", None, machine("slot1@a", Cpus=4))
+    for n in range(CACHED_VERDICTS + 3):
+        assert stored.verdict(screen_for(f"Cpus >= {n}")) is (n <= 4)
+    assert len(stored._verdicts) == CACHED_VERDICTS
+    for n in range(CACHED_PROJECTIONS + 3):
+        assert stored.projected_line(("cpus", f"x{n}")) == b'{"Cpus":4}\n'
+    assert len(stored._projected_lines) == CACHED_PROJECTIONS
