@@ -163,7 +163,7 @@ def render(request: StatusRequest, ads: list, now: float) -> str:
             return claimed_table(ads, now, request.wide)
         return slot_table(ads, now, request.wide)
     if request.display == "total":
-        return job_totals(ads, JOB_TOTALS[my_type]) if my_type in JOB_TOTALS and ads else ""
+        return job_totals(my_type, ads, request.wide) if my_type in JOB_TOTALS and ads else ""
     return daemon_table(my_type, ads, now, request.wide)
 
 

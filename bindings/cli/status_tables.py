@@ -12,7 +12,7 @@ import attrs
 from attrs import frozen
 
 from bindings.cli.status_format import plain_value
-from bindings.cli.status_totals import Tally, totals_block
+from bindings.cli.status_totals import Tally, schedd_totals, submitter_totals, totals_block
 from classad.values import Value
 
 STATE_LETTERS = {"Owner": "O", "Claimed": "C", "Unclaimed": "U", "Matched": "M", "Preempting": "P",
@@ -98,29 +98,34 @@ SLOT_COLUMNS = (
 WIDE_SLOT_COLUMNS = (Column("Name", 34, text_of("Name"), truncate=False), *SLOT_COLUMNS[1:-1],
                      Column("ActivityTime", 12, activity_time, right=True, truncate=False))
 
+#: The daemon tables (scheddNormal_PrintFormat, submitterNormal_PrintFormat and
+#: ppSetCollectorNormalCols, ppSetNegotiatorNormalCols, printAnyNormal in status.cpp);
+#: Roost's master table shows each host's address and DAEMON_LIST.
 DAEMON_COLUMNS = {
-    "Scheduler": (Column("Name", 30, text_of("Name")), Column("Machine", 20, text_of("Machine")),
+    "Scheduler": (Column("Name", 4, text_of("Name"), truncate=False),
+                  Column("Machine", 7, text_of("Machine"), truncate=False),
                   Column("RunningJobs", 11, number_of("TotalRunningJobs", "%d"), right=True, truncate=False),
-                  Column("IdleJobs", 9, number_of("TotalIdleJobs", "%d"), right=True, truncate=False),
-                  Column("HeldJobs", 9, number_of("TotalHeldJobs", "%d"), right=True, truncate=False)),
-    "Submitter": (Column("Name", 30, text_of("Name")), Column("Machine", 20, text_of("Machine")),
+                  Column("  IdleJobs", 10, number_of("TotalIdleJobs", "%d"), right=True, truncate=False),
+                  Column("  HeldJobs", 10, number_of("TotalHeldJobs", "%d"), right=True, truncate=False)),
+    "Submitter": (Column("Name", 4, text_of("Name"), truncate=False),
+                  Column("Machine", 7, text_of("Machine"), truncate=False),
                   Column("RunningJobs", 11, number_of("RunningJobs", "%d"), right=True, truncate=False),
-                  Column("IdleJobs", 9, number_of("IdleJobs", "%d"), right=True, truncate=False),
-                  Column("HeldJobs", 9, number_of("HeldJobs", "%d"), right=True, truncate=False)),
-    "Negotiator": (Column("Name", 30, text_of("Name")), Column("Machine", 20, text_of("Machine")),
+                  Column("  IdleJobs", 10, number_of("IdleJobs", "%d"), right=True, truncate=False),
+                  Column("  HeldJobs", 10, number_of("HeldJobs", "%d"), right=True, truncate=False)),
+    "Negotiator": (Column("Name", 20, text_of("Name")), Column("Machine", 20, text_of("Machine")),
                    Column("Address", 24, text_of("MyAddress"), truncate=False)),
     "DaemonMaster": (Column("Name", 30, text_of("Name")), Column("Machine", 20, text_of("Machine")),
                      Column("Address", 24, text_of("MyAddress"), truncate=False),
                      Column("Daemons", 7, text_of("DaemonList"), truncate=False)),
-    "Collector": (Column("Name", 30, text_of("Name")), Column("Machine", 20, text_of("Machine")),
+    "Collector": (Column("Name", 28, text_of("Name")), Column("Machine", 18, text_of("Machine")),
                   Column("RunningJobs", 11, number_of("RunningJobs", "%d"), right=True, truncate=False),
-                  Column("IdleJobs", 9, number_of("IdleJobs", "%d"), right=True, truncate=False),
-                  Column("TotalCPUs", 9, number_of("HostsTotal", "%d"), right=True, truncate=False)),
-    "Any": (Column("MyType", 20, text_of("MyType")), Column("TargetType", 20, text_of("TargetType")),
-            Column("Name", 30, text_of("Name"), truncate=False)),
+                  Column("IdleJobs", 8, number_of("IdleJobs", "%d"), right=True, truncate=False),
+                  Column("HostsTotal", 10, number_of("HostsTotal", "%d"), right=True, truncate=False)),
+    "Any": (Column("MyType", 18, text_of("MyType")), Column("TargetType", 18, text_of("TargetType")),
+            Column("Name", 41, text_of("Name"))),
 }
-JOB_TOTALS = {"Scheduler": ("TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs"),
-              "Submitter": ("RunningJobs", "IdleJobs", "HeldJobs")}
+#: the ad types whose tables end with job totals, and how each adds them up
+JOB_TOTALS = {"Scheduler": schedd_totals, "Submitter": submitter_totals}
 
 
 def render_rows(columns: tuple[Column, ...], ads: list, now: float, wide: bool = False) -> str:
@@ -163,25 +168,17 @@ def slot_totals(ads: list, wide: bool = False) -> str:
 
 
 def daemon_table(my_type: str, ads: list, now: float, wide: bool = False) -> str:
-    """The table of ``-schedd``, ``-submitters``, ``-negotiator``, ``-master``, ``-collector`` or ``-any``."""
+    """The table of ``-schedd``, ``-submitters``, ``-negotiator``, ``-master``, ``-collector``
+    or ``-any``; the schedd and submitter tables end with their job totals."""
     if not ads:
         return ""
     columns = DAEMON_COLUMNS.get(my_type, DAEMON_COLUMNS["Any"])
     text = render_rows(columns, ads, now, wide)
     if my_type in JOB_TOTALS:
-        text += "\n" + job_totals(ads, JOB_TOTALS[my_type])
+        text += "\n" + job_totals(my_type, ads, wide)
     return text
 
 
-def job_totals(ads: list, names: tuple[str, ...]) -> str:
-    """The totals block under the schedd and submitter tables."""
-    sums = []
-    for name in names:
-        values = [attribute(ad, name) for ad in ads]
-        sums.append(sum(v for v in values if isinstance(v, int) and not isinstance(v, bool)))
-    headings = ("Total" + name if not name.startswith("Total") else name for name in names)
-    headings = tuple(headings)
-    widths = [len(heading) for heading in headings]
-    head = " " * 20 + "".join(" " + heading.rjust(width) for heading, width in zip(headings, widths))
-    total = "Total".rjust(20) + "".join(" " + str(value).rjust(width) for value, width in zip(sums, widths))
-    return "\n".join([head, "", total]) + "\n"
+def job_totals(my_type: str, ads: list, wide: bool = False) -> str:
+    """The job totals block of the schedd (``Scheduler``) or submitter table."""
+    return JOB_TOTALS[my_type](ads, attribute, wide)

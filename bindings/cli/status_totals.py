@@ -77,3 +77,66 @@ def totals_block(tallies: Iterable[Tally], wide: bool = False) -> str:
     if malformed:
         lines += ["", " " * width + f"(Omitted {malformed} malformed ads in computed attribute totals)", ""]
     return "\n".join(lines) + "\n"
+
+
+#: the job counts of a schedd ad and a submitter ad, and the headings of their totals
+SCHEDD_COUNTS = ("TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs")
+SUBMITTER_COUNTS = ("RunningJobs", "IdleJobs", "HeldJobs")
+#: ScheddNormalTotal prints each count %18d, ScheddSubmittorTotal %11d %10d %10d
+SCHEDD_WIDTHS = (18, 18, 18)
+SUBMITTER_WIDTHS = (11, 10, 10)
+
+
+def _counts(ad, names: tuple[str, ...], get) -> tuple[list[int], bool]:
+    """The whole-number values of ``names`` in ``ad`` (0 where missing) and whether all were there."""
+    values = [get(ad, name) for name in names]
+    whole = [value if isinstance(value, int) and not isinstance(value, bool) else None for value in values]
+    return [value or 0 for value in whole], None not in whole
+
+
+def _numbers(values: list[int], widths: tuple[int, ...]) -> str:
+    return " ".join(f"{value:>{width}d}" for value, width in zip(values, widths))
+
+
+def _omitted(width: int, malformed: int) -> list[str]:
+    if not malformed:
+        return []
+    return ["", " " * width + f"(Omitted {malformed} malformed ads in computed attribute totals)", ""]
+
+
+def schedd_totals(ads: list, get, wide: bool = False) -> str:
+    """The block under ``-schedd`` (ScheddNormalTotal): every schedd under one blank key,
+    whose row prints no counts, then the Total row; ``get(ad, name)`` reads a value."""
+    width = MIN_WIDE_KEY_WIDTH if wide else MIN_KEY_WIDTH
+    sums, malformed = [0, 0, 0], 0
+    for ad in ads:
+        counts, complete = _counts(ad, SCHEDD_COUNTS, get)
+        sums = [a + b for a, b in zip(sums, counts)]
+        malformed += not complete
+    head = " " * width + " ".join(f"{name:>{w}}" for name, w in zip(SCHEDD_COUNTS, SCHEDD_WIDTHS))
+    lines = [head, "", " " * width, "Total".rjust(width) + _numbers(sums, SCHEDD_WIDTHS), *_omitted(width, malformed)]
+    return "\n".join(lines) + "\n"
+
+
+def submitter_totals(ads: list, get, wide: bool = False) -> str:
+    """The block under ``-submitters`` (ScheddSubmittorTotal): a row per submitter Name
+    in sorted order, the key column as wide as the longest name, then the Total row."""
+    del wide  # condor_status sizes this key column to its keys with or without -wide
+    per_name: dict[str, list[int]] = {}
+    overall, malformed = [0, 0, 0], 0
+    for ad in ads:
+        name = get(ad, "Name")
+        if not isinstance(name, str):
+            malformed += 1
+            continue
+        counts, complete = _counts(ad, SUBMITTER_COUNTS, get)
+        per_name[name] = [a + b for a, b in zip(per_name.get(name, [0, 0, 0]), counts)]
+        overall = [a + b for a, b in zip(overall, counts)]
+        malformed += not complete
+    width = max([MIN_WIDE_KEY_WIDTH, *(len(name) for name in per_name)])
+    lines = [" " * width + " ".join(f"{name:>{w}}" for name, w in zip(SUBMITTER_COUNTS, SUBMITTER_WIDTHS)), ""]
+    lines += [name.rjust(width) + _numbers(per_name[name], SUBMITTER_WIDTHS) for name in sorted(per_name)]
+    if per_name:
+        lines.append("")
+    lines += ["Total".rjust(width) + _numbers(overall, SUBMITTER_WIDTHS), *_omitted(width, malformed)]
+    return "\n".join(lines) + "\n"

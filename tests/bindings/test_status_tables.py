@@ -133,3 +133,43 @@ def test_master_table_lists_each_hosts_address_and_daemons():
     assert lines[0].split() == ["Name", "Machine", "Address", "Daemons"]
     assert lines[2].split() == ["master@cm", "cm", "<198.18.0.2:40001>", "MASTER,", "COLLECTOR,", "NEGOTIATOR"]
     assert lines[3].split()[-2:] == ["MASTER,", "STARTD"]
+
+
+def test_schedd_totals_are_one_blank_key_and_the_total_row():
+    """scheddNormal_PrintFormat and ScheddNormalTotal: Name and Machine as wide as their
+    values, RunningJobs %11d, IdleJobs and HeldJobs %10d; the totals headed
+    TotalRunningJobs/TotalIdleJobs/TotalHeldJobs %18d, the blank key's row printing no counts."""
+    ads = [classad.ClassAd({"Name": "schedd@a", "Machine": "a", "TotalRunningJobs": 2, "TotalIdleJobs": 5,
+                            "TotalHeldJobs": 1})]
+    assert daemon_table("Scheduler", ads, NOW).splitlines() == [
+        "Name     Machine RunningJobs   IdleJobs   HeldJobs",
+        "",
+        "schedd@a a                 2          5          1",
+        "",
+        "                TotalRunningJobs      TotalIdleJobs      TotalHeldJobs",
+        "",
+        " " * 14,
+        "         Total                 2                  5                  1",
+    ]
+
+
+def test_submitter_totals_have_a_row_per_submitter():
+    """ScheddSubmittorTotal: a row per submitter Name (the key column as wide as the longest
+    name), RunningJobs %11d, IdleJobs and HeldJobs %10d, then the Total row."""
+    ads = [classad.ClassAd({"Name": "bob@x.org", "Machine": "b", "RunningJobs": 1, "IdleJobs": 0, "HeldJobs": 0}),
+           classad.ClassAd({"Name": "alice@x.org", "Machine": "a", "RunningJobs": 2, "IdleJobs": 5, "HeldJobs": 1})]
+    assert daemon_table("Submitter", ads, NOW).splitlines()[-6:] == [
+        "           RunningJobs   IdleJobs   HeldJobs",
+        "",
+        "alice@x.org          2          5          1",
+        "  bob@x.org          1          0          0",
+        "",
+        "      Total          3          5          1",
+    ]
+
+
+def test_any_table_cuts_names_at_41_unless_wide():
+    """printAnyNormal: MyType and TargetType in 18, Name %-41.41s (whole with -wide)."""
+    ad = classad.ClassAd({"MyType": "Machine", "TargetType": "Job", "Name": "slot1@" + "n" * 50})
+    assert daemon_table("Any", [ad], NOW).splitlines()[2] == "Machine            Job                slot1@" + "n" * 35
+    assert ("n" * 50) in daemon_table("Any", [ad], NOW, wide=True)
