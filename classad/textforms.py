@@ -8,11 +8,11 @@ import enum
 import re
 from collections.abc import Iterator
 
-from classad import limits
 from classad import nodes as e
-from classad.errors import ClassAdParseError, context_at
+from classad.errors import ClassAdParseError
+from classad.jsonsource import literal, parse_json_ads
 from classad.parser import parse_expression, parse_expression_prefix
-from classad.transform import KEYWORDS, merge_entries, parse_integer
+from classad.transform import KEYWORDS
 from classad.unparse import old_literal, unparse_expr
 from classad.values import ERROR, UNDEFINED, AbsTime, RelTime
 
@@ -38,63 +38,146 @@ def parse_new_ad(text: str):
     """One ad in new syntax. Ads of plain ``name = value;`` definitions are split here
     and each value parsed on its own (values recur across ads, and each distinct
     text is parsed once); anything else, errors included, goes to the grammar whole."""
-    entries = _plain_new_entries(text)
-    if entries is not None:
-        from classad.ad import ClassAd
+    from classad.ad import ClassAd, Entry
 
-        return ClassAd.from_entries(entries)
+    m = _PLAIN_AD.fullmatch(text)
+    attrs = None if m is None else _plain_new_attrs(m.group(1), Entry)
+    if attrs is not None:
+        return _ad_of(ClassAd, attrs)
     return _ad_from_record(parse_expression(text.strip()), text)
 
 
-#: One ``name = value`` definition whose value holds no nested ad, list, comment,
-#: escape or quoted name: those that the grammar would read the same way in isolation.
-_PLAIN_DEF = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=((?:[^;"\'\[\]{}/\\]|"[^"\\]*"|/(?![/*]))*);?')
+#: The grammar's whitespace (``str.strip`` and ``\s`` would take more).
+_WS_CHARS = " \t\r\n\f\v"
+_WS = "[ \\t\\r\\n\\f\\v]"
+_NAME = "[A-Za-z_][A-Za-z0-9_]*"
+#: A value holding no nested ad, list, comment, escape, quoted name or ';': one the
+#: grammar reads the same way in isolation as inside its ad.
+_VALUE = r'''(?:[^;"'\[\]{}/\\]++|"[^"\\]*+"|/(?![/*]))*+'''
+#: An ad of such ``name = value`` definitions separated by single semicolons; the
+#: group is what lies between the brackets.
+_PLAIN_AD = re.compile(rf"{_WS}*+\[((?:{_WS}*+{_NAME}{_WS}*+={_VALUE}(?:;{_WS}*+{_NAME}{_WS}*+={_VALUE})*+;?)?"
+                       rf"{_WS}*+)\]{_WS}*+")
+#: One definition of such an ad: ``(name, value text)``.
+_PLAIN_DEF = re.compile(rf"({_NAME}){_WS}*+=({_VALUE})")
+
+#: What each definition read before gave, by ``(name, value text)``:
+#: ``(lower-cased name, entry, shared)``. An entry of a literal is shared by every ad
+#: that has it, as evaluation never changes one; an expression's node is shared and
+#: its entry copied, as evaluation tells attributes apart by their entries.
+_NEW_DEFS: dict = {}
+_DEFS_LIMIT = 100_000
+#: Longer definitions are not remembered.
+_CACHED_TEXT_MAX = 512
 
 
-def _plain_new_entries(text: str) -> tuple | None:
-    """The merged entries of a ``[ ... ]`` ad made only of plain definitions, or None
-    when the ad has any other shape or a value does not parse (the grammar then
-    reads the whole ad and reports the error where it is)."""
-    body = text.strip()
-    if body[:1] != "[" or body[-1:] != "]":
+def _plain_new_attrs(body: str, entry_cls) -> dict | None:
+    """The attribute mapping of a ``[ ... ]`` ad's ``body`` made only of plain
+    definitions, or None when a name is a reserved word or a value does not parse
+    (the grammar then reads the whole ad and reports the error where it is)."""
+    attrs: dict = {}
+    cache = _NEW_DEFS
+    for pair in _PLAIN_DEF.findall(body):
+        hit = cache.get(pair)
+        if hit is None:
+            hit = _new_def(pair, entry_cls)
+            if hit is None:
+                return None
+        lower, entry, shared = hit
+        if not shared:
+            entry = entry_cls(entry.name, entry.expr)
+        if lower in attrs:  # a later value wins; the first spelling stays
+            entry = entry_cls(attrs[lower].name, entry.expr)
+        attrs[lower] = entry
+    return attrs
+
+
+def _new_def(pair: tuple, entry_cls) -> tuple | None:
+    """``(lower-cased name, entry, shared)`` of one plain definition, remembered when
+    short; None when the grammar must judge it."""
+    name, text = pair
+    lower = name.lower()
+    if lower in KEYWORDS:
         return None
-    body = body[1:-1]
-    pairs = []
-    pos, end = 0, len(body)
-    while pos < end:
-        m = _PLAIN_DEF.match(body, pos)
-        if m is None or m.group(1).lower() in KEYWORDS:
-            return None if body[pos:].strip() else _merged(pairs)
-        try:
-            pairs.append((m.group(1), _plain_value(m.group(2).strip())))
-        except ClassAdParseError:
-            return None
-        pos = m.end()
-    return _merged(pairs)
+    try:
+        node = _plain_value(text.strip(_WS_CHARS))
+    except ClassAdParseError:
+        return None
+    hit = (lower, entry_cls(name, node), type(node) is e.Literal)
+    _remember(_NEW_DEFS, pair, hit, len(name) + len(text))
+    return hit
 
 
-def _merged(pairs: list) -> tuple | None:
-    return merge_entries(pairs) if pairs else None
+def _remember(cache: dict, key, value, size: int) -> None:
+    """Store ``value`` under ``key`` unless its text is long; a full cache is emptied."""
+    if size > _CACHED_TEXT_MAX:
+        return
+    if len(cache) >= _DEFS_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
+def _ad_of(cls, attrs: dict):
+    """An ad of ``cls`` holding ``attrs`` (lower-cased name to entry) as they are."""
+    ad = cls.__new__(cls)
+    ad._attrs = attrs
+    ad.parent = None
+    return ad
 
 
 def _plain_value(text: str):
     """A new-syntax value: unsigned integers and escape-free strings as literals
     (as the grammar reads them), the rest through the cached expression parser."""
     if _SIMPLE_INT.match(text) and text[0] != "-":
-        return e.Literal(int(text))
+        return literal(int(text))
     m = _SIMPLE_STRING.match(text)
     if m is not None and text.isascii():
-        return e.Literal(m.group(1))
+        return literal(m.group(1))
     return parse_expression(text)
 
 
 # --- new syntax streams ------------------------------------------------------
 
+def parse_new_ads(text: str) -> Iterator:
+    """Successive ``[ ... ]`` ads: plain ones read by :data:`_PLAIN_AD` where they
+    stand, any other through :func:`next_new_ad` and :func:`parse_new_ad`."""
+    from classad.ad import ClassAd, Entry
+
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _PLAIN_AD.match(text, pos)
+        if m is not None:
+            attrs = _plain_new_attrs(m.group(1), Entry)
+            if attrs is not None:
+                pos = m.end()
+                yield _ad_of(ClassAd, attrs)
+                continue
+        chunk, pos = next_new_ad(text, pos)
+        if chunk is None:
+            return
+        yield parse_new_ad(chunk)
+
+
 def split_new_ads(text: str) -> Iterator[str]:
     """The texts of successive ``[ ... ]`` ads, honouring strings and comments."""
+    pos = 0
+    while True:
+        chunk, pos = next_new_ad(text, pos)
+        if chunk is None:
+            return
+        yield chunk
+
+
+#: Where the bracket depth can change inside an ad: a bracket, a quote, a comment.
+_NEW_SPECIAL = re.compile(r"""["'\[\]/]""")
+
+
+def next_new_ad(text: str, pos: int) -> tuple[str | None, int]:
+    """``(text of the next ad, offset after it)`` from ``pos``, or ``(None, end)``
+    when only whitespace and comments are left."""
     depth = 0
     start = None
-    i, n = 0, len(text)
+    i, n = pos, len(text)
     while i < n:
         ch = text[i]
         if ch in "\"'":
@@ -115,15 +198,19 @@ def split_new_ads(text: str) -> Iterator[str]:
         elif ch == "]":
             depth -= 1
             if depth == 0:
-                yield text[start:i + 1]
-                start = None
-            elif depth < 0:
+                return text[start:i + 1], i + 1
+            if depth < 0:
                 raise ClassAdParseError("unbalanced ']'")
         elif depth == 0 and not ch.isspace():
             raise ClassAdParseError(f"expected '[' to start an ad, found {text[i:i + 20]!r}")
+        if depth > 0:  # nothing else inside an ad changes where it ends
+            m = _NEW_SPECIAL.search(text, i + 1)
+            i = n if m is None else m.start()
+            continue
         i += 1
     if depth > 0:
         raise ClassAdParseError("unterminated ad: missing ']'")
+    return None, n
 
 
 def _skip_quoted(text: str, i: int) -> int:
@@ -253,230 +340,7 @@ def print_old(ad) -> str:
                    for entry in ad._ordered())
 
 
-# --- JSON ----------------------------------------------------------------------
-
-class _JsonReader:
-    """A reader for HTCondor's JSON ads, as lenient as HTCondor's: trailing commas,
-    C comments, ``true``/``false``/``null`` in any case and ``.5`` are accepted."""
-
-    MAX_DEPTH = limits.MAX_DEPTH
-    _NUMBER = re.compile(r"-?([0-9]+|(?=\.[0-9]))(\.[0-9]+)?([eE][+-]?[0-9]+)?(?![.\w])")
-    _WORD = re.compile(r"[A-Za-z]+")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-
-    def error(self, message: str) -> ClassAdParseError:
-        line = self.text.count("\n", 0, self.pos) + 1
-        column = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
-        return ClassAdParseError(message, line, column, context_at(self.text, self.pos))
-
-    def skip(self) -> None:
-        text, n = self.text, len(self.text)
-        while self.pos < n:
-            ch = text[self.pos]
-            if ch.isspace():
-                self.pos += 1
-            elif text.startswith("//", self.pos):
-                j = text.find("\n", self.pos)
-                self.pos = n if j < 0 else j
-            elif text.startswith("/*", self.pos):
-                j = text.find("*/", self.pos + 2)
-                if j < 0:
-                    raise self.error("unterminated comment")
-                self.pos = j + 2
-            else:
-                return
-
-    def peek(self) -> str:
-        self.skip()
-        return self.text[self.pos:self.pos + 1]
-
-    def expect(self, ch: str) -> None:
-        if self.peek() != ch:
-            found = self.text[self.pos:self.pos + 10] or "end of text"
-            raise self.error(f"expected {ch!r}, found {found!r}")
-        self.pos += 1
-
-    def at_end(self) -> bool:
-        return self.peek() == ""
-
-    def read_object(self, depth: int = 0):
-        if depth > self.MAX_DEPTH:
-            raise self.error("JSON nested too deeply")
-        self.expect("{")
-        pairs = []
-        while True:
-            ch = self.peek()
-            if ch == "}":
-                self.pos += 1
-                return self.shallow(e.RecordExpr(merge_entries(pairs), e.depth_of(*(x for _, x in pairs))))
-            if ch == ",":
-                self.pos += 1
-                continue
-            if ch != '"':
-                raise self.error("expected an attribute name in double quotes")
-            name, _ = self.read_string()
-            if not name:
-                raise self.error("an attribute name may not be empty")
-            self.expect(":")
-            pairs.append((name, self.read_value(depth + 1)))
-            if self.peek() not in (",", "}"):
-                raise self.error("expected ',' or '}' after a value")
-
-    def shallow(self, node):
-        """``node``, unless with the expressions inside it it nests too deeply."""
-        if node.depth > self.MAX_DEPTH + (type(node) is e.RecordExpr):
-            raise self.error(f"JSON nested more than {self.MAX_DEPTH} levels deep")
-        return node
-
-    def read_array(self, depth: int):
-        if depth > self.MAX_DEPTH:
-            raise self.error("JSON nested too deeply")
-        self.expect("[")
-        items = []
-        if self.peek() == "]":
-            self.pos += 1
-            return e.ListExpr((), 0)
-        while True:  # unlike an object's, an array's commas separate exactly two values
-            items.append(self.read_value(depth + 1))
-            ch = self.peek()
-            if ch == "]":
-                self.pos += 1
-                return self.shallow(e.ListExpr(tuple(items), e.depth_of(*items)))
-            if ch != ",":
-                raise self.error("expected ',' or ']' after a value")
-            self.pos += 1
-
-    def read_value(self, depth: int):
-        ch = self.peek()
-        if ch == "{":
-            return self.read_object(depth)
-        if ch == "[":
-            return self.read_array(depth)
-        if ch == '"':
-            return self.read_string_value()
-        m = self._NUMBER.match(self.text, self.pos)
-        if m and m.group(0) and m.group(0) != "-":
-            self.pos = m.end()
-            return self.number(m.group(0))
-        m = self._WORD.match(self.text, self.pos)
-        if m:
-            word = m.group(0).lower()
-            literal = {"true": True, "false": False, "null": None}
-            if word in literal:
-                self.pos = m.end()
-                value = literal[word]
-                return e.Literal(UNDEFINED if value is None else value)
-        raise self.error(f"expected a JSON value, found {self.text[self.pos:self.pos + 10]!r}")
-
-    def number(self, text: str):
-        if "." in text or "e" in text or "E" in text:
-            return e.Literal(float(text))
-        if len(text) > 1 and text[0] == "0":
-            # jsonSource.cpp: a bare integer may not start with 0 (01, 00), though
-            # after a minus sign leading zeros are read (-012 is -12)
-            raise self.error(f"integer {text} has a leading zero")
-        try:
-            return e.Literal(parse_integer(text))
-        except ClassAdParseError as err:
-            raise self.error(err.reason) from None
-
-    _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-    def read_string(self) -> tuple[str, str]:
-        """The decoded string and its raw text between the quotes."""
-        self.expect('"')
-        start = self.pos
-        out = []
-        text = self.text
-        while True:
-            if self.pos >= len(text):
-                raise self.error("unterminated string")
-            ch = text[self.pos]
-            if ch == '"':
-                raw = text[start:self.pos]
-                self.pos += 1
-                return "".join(out), raw
-            if ch == "\\":
-                esc = text[self.pos + 1:self.pos + 2]
-                if esc == "u":
-                    out.append(self.read_unicode_escape())
-                    continue
-                if not esc:
-                    raise self.error("unterminated string")
-                # jsonSource.cpp drops the backslash of an escape JSON does not define
-                out.append(self._ESCAPES.get(esc, esc))
-                self.pos += 2
-                continue
-            out.append(ch)
-            self.pos += 1
-
-    def _hex4(self, at: int) -> int | None:
-        digits = self.text[at:at + 4]
-        return int(digits, 16) if re.fullmatch(r"[0-9A-Fa-f]{4}", digits) else None
-
-    def read_unicode_escape(self) -> str:
-        """The character of a ``\\uXXXX`` escape (a UTF-16 surrogate pair taken
-        together); a lone surrogate is refused, as it is no character at all."""
-        code = self._hex4(self.pos + 2)
-        if code is None:
-            raise self.error("\\u must be followed by four hex digits")
-        if code == 0:
-            raise self.error("a string may not contain a NUL character (\\u0000)")
-        self.pos += 6
-        if 0xDC00 <= code <= 0xDFFF:
-            raise self.error("\\u%04x is a lone UTF-16 surrogate, not a character" % code)
-        if 0xD800 <= code <= 0xDBFF:
-            low = self._hex4(self.pos + 2) if self.text.startswith("\\u", self.pos) else None
-            if low is None or not 0xDC00 <= low <= 0xDFFF:
-                raise self.error("\\u%04x is a lone UTF-16 surrogate, not a character" % code)
-            self.pos += 6
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-        return chr(code)
-
-    def read_string_value(self):
-        value, raw = self.read_string()
-        if raw[:7].lower() == "\\/expr(" and raw.endswith(")\\/"):
-            inner = value[len("/Expr("):-len(")/")]
-            return parse_expression(inner)
-        return e.Literal(value)
-
-
-def parse_json_ads(text: str) -> Iterator:
-    """Ads in JSON: one object, or an array of objects. An empty object ends the ads,
-    as in HTCondor's bindings (parseNext of ``{}`` finds no ad)."""
-    reader = _JsonReader(text)
-    if reader.peek() == "[":
-        reader.pos += 1
-        while True:
-            ch = reader.peek()
-            if ch == "]":
-                reader.pos += 1
-                break
-            if ch == ",":
-                reader.pos += 1
-                continue
-            if ch == "":
-                raise reader.error("unterminated list of ads")
-            entries = reader.read_object().entries
-            if not entries:
-                return
-            yield _json_ad(entries)
-        return
-    while not reader.at_end():
-        entries = reader.read_object().entries
-        if not entries:
-            return
-        yield _json_ad(entries)
-
-
-def _json_ad(entries):
-    from classad.ad import ClassAd
-
-    return ClassAd.from_entries(entries)
-
+# --- JSON ---------------------------------------------------------------------
 
 def _json_string(s: str) -> str:
     import json
@@ -544,7 +408,7 @@ def parse_ads(text: str, parser: ParserType = ParserType.Auto) -> Iterator:
     if parser is ParserType.Auto:
         parser = detect(text)
     if parser is ParserType.New:
-        return (parse_new_ad(chunk) for chunk in split_new_ads(text))
+        return parse_new_ads(text)
     if parser is ParserType.JSON:
         return parse_json_ads(text)
     return parse_old_ads(text)
