@@ -169,10 +169,10 @@ class ScheddRoutes:
         projection = take_list_of(body, "projection", str, [])
         limit = _limit(take(body, "limit", int, -1), "limit")
         try:
-            found = self._service.queue.query(constraint, projection, limit, misses=True)
+            found = self._service.queue.query_lines(constraint, projection, limit)
         except ConstraintError as exc:
             raise BadRequest(f"$.constraint: {exc}") from None
-        return StreamReply(_wire_ads(found))
+        return StreamReply(found)
 
     def history(self, request: ApiRequest) -> StreamReply:
         """Stream finished jobs, newest first, as NDJSON."""

@@ -227,6 +227,18 @@ class QueueDatabase:
             after = (rows[-1][0], rows[-1][1])
             size = min(size * 2, page_size)
 
+    def scan_job_texts(self, page_size: int = PAGE_SIZE) -> Iterator[tuple[int, int, str]]:
+        """Every proc as ``(cluster_id, proc_id, attrs)`` in id order, read page by page
+        by key (no cursor stays open between pages) for queries that read only the text."""
+        after = (-1, -1)
+        while True:
+            rows = self.db.execute("SELECT cluster_id, proc_id, attrs FROM jobs WHERE (cluster_id, proc_id) > (?, ?) "
+                                   "ORDER BY cluster_id, proc_id LIMIT ?", [*after, page_size]).fetchall()
+            yield from rows
+            if len(rows) < page_size:
+                return
+            after = rows[-1][:2]
+
     def set_job(self, cluster_id: int, proc_id: int, status: int, owner: str | None, attrs_text: str,
                 submitter: str | None = None) -> None:
         """Replace one proc's status, owner, differences and submitter."""

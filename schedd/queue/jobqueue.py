@@ -5,6 +5,7 @@ moves to the history table in the same transaction."""
 from __future__ import annotations
 
 import enum
+import json
 import os
 import re
 import socket
@@ -28,11 +29,14 @@ from jobmodel.errors import (
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue import factory
+from schedd.queue.answers import answer_blocks, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
+from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import (
     Entries,
     decode_entries,
+    derive,
     encode_ad,
     encode_entries,
     merge,
@@ -105,7 +109,8 @@ class JobQueue:
         self.schedd_name = schedd_name or socket.gethostname()
         from schedd.history import History
         self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
-        self._cluster_cache: dict[int, Entries] = {}
+        self._cluster_cache: dict[int, tuple[Entries, ClassAd]] = {}
+        self._cluster_pairs: dict[int, dict[str, tuple[str, str]]] = {}
         self._cluster_texts: dict[int, str] = {}
         self.db.add_submitter_column(_stored_submitter)
 
@@ -231,8 +236,7 @@ class JobQueue:
         for name, value in changes.items():
             entries[name.lower()] = (name, python_to_node(value))
         self.db.set_cluster_attrs(cluster_id, encode_entries(entries))
-        self._cluster_cache.pop(cluster_id, None)
-        self._cluster_texts.pop(cluster_id, None)
+        self._forget_cluster(cluster_id)
         if factory.is_complete(changes.get(factory.PAUSED, factory.MaterializeMode.RUNNING)):
             self.db.finish_factory(cluster_id)
             self.db.delete_cluster_if_empty(cluster_id)
@@ -251,6 +255,12 @@ class JobQueue:
             if named or (predicate is not None and predicate(merge(cluster, {}))):
                 self._set_cluster(cluster_id, {factory.PAUSED: removed})
 
+    def _forget_cluster(self, cluster_id: int) -> None:
+        """Drop what is kept of a cluster whose stored ad changed or went."""
+        self._cluster_cache.pop(cluster_id, None)
+        self._cluster_texts.pop(cluster_id, None)
+        self._cluster_pairs.pop(cluster_id, None)
+
     def cluster_ad(self, cluster_id: int) -> ClassAd:
         """A cluster's common attributes as one ad.
 
@@ -268,17 +278,35 @@ class JobQueue:
 
     # --- reading --------------------------------------------------------------
     def _cluster_entries(self, cluster_id: int) -> Entries:
+        return self._cluster(cluster_id)[0]
+
+    def _cluster(self, cluster_id: int) -> tuple[Entries, ClassAd]:
+        """A cluster's decoded entries and its ad, read once and kept for its procs."""
         cached = self._cluster_cache.get(cluster_id)
         if cached is None:
             text = self.db.get_cluster_attrs(cluster_id)
-            cached = decode_entries(text) if text is not None else {}
+            entries = decode_entries(text) if text is not None else {}
             if len(self._cluster_cache) > 256:
                 self._cluster_cache.clear()
-            self._cluster_cache[cluster_id] = cached
+            cached = self._cluster_cache[cluster_id] = (entries, merge(entries, {}))
         return cached
 
+    def _stored_pairs(self, cluster_id: int) -> dict[str, tuple[str, str]]:
+        """A cluster's stored ``(name, text)`` pairs by lower-case name, kept for its procs."""
+        pairs = self._cluster_pairs.get(cluster_id)
+        if pairs is None:
+            text = self.db.get_cluster_attrs(cluster_id) or "[]"
+            if len(self._cluster_pairs) > 256:
+                self._cluster_pairs.clear()
+            pairs = self._cluster_pairs[cluster_id] = {name.lower(): (name, value)
+                                                       for name, value in json.loads(text)}
+        return pairs
+
     def _ad_of(self, row: JobRow) -> ClassAd:
-        return merge(self._cluster_entries(row.cluster_id), _decode_proc(row))
+        return derive(self._cluster(row.cluster_id)[1], _decode_proc(row))
+
+    def _text_ad(self, cluster_id: int, proc_text: str) -> ClassAd:
+        return derive(self._cluster(cluster_id)[1], decode_entries(proc_text))
 
     def get_job(self, job_id: JobId) -> ClassAd:
         """The whole ad of one job.
@@ -325,6 +353,35 @@ class JobQueue:
             self.db.find_jobs(owner=owner, submitter=submitter, status=int(status), first_page=FIRST_STATUS_PAGE)
         return self._stream(predicate, wanted, limit, rows, misses)
 
+    def query_lines(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
+                    limit: int = -1) -> Iterator[bytes | None]:
+        """The matching jobs as :func:`~schedd.queue.answers.answer_blocks` of NDJSON
+        lines (the wire form of :meth:`query`'s ads), projected on the stored text.
+
+        Raises:
+            ConstraintError: the constraint does not parse (raised at once).
+        """
+        predicate = compile_constraint(constraint)
+        wanted = wanted_order(projection) if projection else None
+        matches = None if is_everything(predicate) else self._matcher(predicate, constraint)
+        return answer_blocks(self.db.scan_job_texts(), self._stored_pairs, matches, wanted, limit)
+
+    def _matcher(self, predicate, constraint: "str | ExprTree") -> Callable[[tuple], bool]:
+        """Whether a stored ``(cluster_id, proc_id, attrs)`` row matches: decided on the
+        few literal attributes the constraint reads when it can be (see
+        :mod:`schedd.queue.screen`), else on the whole job ad."""
+        names = screened_names(constraint) if isinstance(constraint, str) else None
+        last: list = [None, None]  # the cluster id and its literals, for the rows of one cluster
+
+        def matches(row: tuple) -> bool:
+            ad = None
+            if names is not None:
+                if last[0] != row[0]:
+                    last[:] = [row[0], cluster_literals(self._stored_pairs(row[0]), names)]
+                ad = screened_ad(last[1], json.loads(row[2]), names)
+            return predicate(ad if ad is not None else self._text_ad(row[0], row[2]))
+        return matches
+
     def _stream(self, predicate, wanted: list[str], limit: int, rows: Iterable[JobRow],
                 misses: bool = False) -> Iterator[ClassAd | None]:
         only = frozenset(name.lower() for name in wanted) if wanted and is_everything(predicate) else None
@@ -336,7 +393,7 @@ class JobQueue:
             if only is not None:
                 ad = merge({k: v for k, v in cluster.items() if k in only}, _decode_proc(row, only))
             else:
-                ad = merge(cluster, _decode_proc(row))
+                ad = self._ad_of(row)
                 if not predicate(ad):
                     if misses:
                         yield None
@@ -422,8 +479,7 @@ class JobQueue:
             cluster_text = self._cluster_texts[row.cluster_id] = self.db.get_cluster_attrs(row.cluster_id) or "[]"
         self.db.insert_history(row.cluster_id, row.proc_id, row.owner, now, merge_texts(cluster_text, proc_text))
         if self.db.delete_job(row.cluster_id, row.proc_id):
-            self._cluster_cache.pop(row.cluster_id, None)
-            self._cluster_texts.pop(row.cluster_id, None)
+            self._forget_cluster(row.cluster_id)
 
     def _apply(self, row: JobRow, transition: Transition, now: int) -> bool:
         """Write one transition; move the job to history when it may leave. Returns

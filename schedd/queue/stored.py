@@ -33,9 +33,9 @@ def encode_entries(entries: Entries) -> str:
     return json.dumps(pairs, separators=(",", ":"))
 
 
-def decode_expression(text: str):
-    """The expression node of stored text; integers, plain strings and booleans
-    skip the parser."""
+def literal_of(text: str) -> Literal | None:
+    """The literal of stored text that is an integer, a plain string or a boolean,
+    read without the parser; None for any other text."""
     if _INT.match(text):
         return Literal(int(text))
     if _PLAIN_STRING.match(text):
@@ -43,7 +43,14 @@ def decode_expression(text: str):
     word = _WORDS.get(text.lower())
     if word is not None:
         return Literal(word)
-    return parse_expression(text)
+    return None
+
+
+def decode_expression(text: str):
+    """The expression node of stored text; integers, plain strings and booleans
+    skip the parser."""
+    node = literal_of(text)
+    return parse_expression(text) if node is None else node
 
 
 def decode_entries(text: str, only: frozenset[str] | None = None) -> Entries:
@@ -78,6 +85,21 @@ def merge(cluster: Entries, proc: Entries) -> ClassAd:
         else:
             merged[key] = entry
     return ClassAd.from_entries(merged.values())
+
+
+def derive(cluster_ad: ClassAd, proc: Entries) -> ClassAd:
+    """The whole job ad as :func:`merge` makes it, but derived from the cluster's
+    ad: the cluster's attribute entries (and the closures compiled for them) are
+    shared, so a job costs only its own differences."""
+    changes = [(name, node) for name, node in proc.values() if node is not None]
+    deleted = [key for key, (_, node) in proc.items() if node is None]
+    ad = cluster_ad.derive(changes, deleted)
+    entries = ad.entries_by_key()
+    for name, node in changes:
+        if entries[name.lower()].name != name:  # the proc spells it otherwise: its spelling wins
+            del ad[name]
+            ad.set_expr(name, node)
+    return ad
 
 
 def value_in(entries: Entries, key: str):

@@ -1,0 +1,96 @@
+"""Deciding a query's constraint on a job's literal attributes alone: when every
+attribute the constraint can read is, in the job, a plain literal (an integer, a
+plain string, a boolean) or absent, an ad of just those attributes gives the same
+answer as the whole job ad, and costs a few entries instead of decoding and merging
+the job's every attribute. Anything else (an attribute that is an expression, a
+constraint calling a function that reads the ad by name, such as ``eval``) goes to
+the whole ad."""
+
+from __future__ import annotations
+
+import functools
+
+from classad import ClassAd, ExprTree
+from classad import nodes as e
+from schedd.queue.stored import literal_of
+
+#: Builtins that read attributes the constraint's text does not name.
+_READS_AD = frozenset({"debug", "eval", "evalineachcontext", "countmatches", "unparse", "unresolved"})
+
+#: Marks a cluster attribute the screen cannot use (its text is not a plain literal).
+NOT_LITERAL = object()
+
+
+@functools.lru_cache(maxsize=256)
+def screened_names(text: str) -> frozenset[str] | None:
+    """The lower-case names of the attributes constraint ``text`` can read, or None
+    when it can read others too (or its text does not parse)."""
+    try:
+        node = ExprTree(text).node
+    except (ValueError, RecursionError):
+        return None
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is e.Literal:
+            continue
+        if kind is e.AttrRef:
+            names.add(node.name.lower())
+        elif kind is e.Select:
+            names.add(node.name.lower())
+            stack.append(node.base)
+        elif kind is e.Call:
+            if node.name.lower() in _READS_AD:
+                return None
+            stack.extend(node.args)
+        elif kind is e.Subscript:
+            stack.extend((node.base, node.index))
+        elif kind is e.Unary:
+            stack.append(node.operand)
+        elif kind is e.Binary or kind is e.Elvis:
+            stack.extend((node.left, node.right))
+        elif kind is e.Ternary:
+            stack.extend((node.cond, node.then, node.otherwise))
+        elif kind is e.Paren:
+            stack.append(node.inner)
+        elif kind is e.ListExpr:
+            stack.extend(node.items)
+        elif kind is e.RecordExpr:
+            stack.extend(value for _, value in node.entries)
+        else:
+            return None
+    return frozenset(names)
+
+
+def cluster_literals(pairs: dict[str, tuple[str, str]], names: frozenset[str]) -> dict[str, tuple[str, object]]:
+    """The cluster's entries for ``names`` from its stored pairs: ``(name, Literal)``,
+    or ``(name, NOT_LITERAL)`` where its text is anything else."""
+    found = {}
+    for key in names:
+        pair = pairs.get(key)
+        if pair is not None and pair[1] is not None:
+            node = literal_of(pair[1])
+            found[key] = (pair[0], NOT_LITERAL if node is None else node)
+    return found
+
+
+def screened_ad(cluster: dict[str, tuple[str, object]], proc_pairs: list, names: frozenset[str]) -> ClassAd | None:
+    """The ad of the job's ``names`` (its cluster's :func:`cluster_literals` overlaid
+    by its proc's stored pairs), or None when one of them is not a plain literal."""
+    entries = dict(cluster)
+    for name, text in proc_pairs:
+        key = name.lower()
+        if key in names:
+            if text is None:
+                entries.pop(key, None)
+                continue
+            node = literal_of(text)
+            if node is None:
+                return None
+            entries[key] = (name, node)
+    for _, node in entries.values():
+        if node is NOT_LITERAL:
+            return None
+    return ClassAd.from_entries(entries.values())
