@@ -13,7 +13,7 @@ limit. Pure logic: :class:`ConcurrencyLedger` wraps one cycle's matching.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 from attrs import frozen
@@ -172,6 +172,36 @@ class ConcurrencyLedger:
                 return (f"concurrency limit {name} is used up: {used:g} of {most:g} in use "
                         f"and the job needs {weight:g}")
         return ""
+
+    def gang_shortfall(self, request: ResourceRequest, slots: Sequence[ClassAd | None]) -> str:
+        """Why the pieces of the gang ``request``, one on each of ``slots``, cannot all take
+        their limits now ("" when they can). Each piece counts, as each proc of a parallel
+        job does in HTCondor; a slot of None reads limits that do not depend on the slot."""
+        needs: dict[str, float] = {}
+        try:
+            for slot in slots:
+                for name, weight in job_limits(request.ad, slot):
+                    needs[name] = needs.get(name, 0.0) + weight
+        except LimitSyntaxError as exc:
+            return str(exc)
+        for name, need in needs.items():
+            used, most = self.used.get(name, 0.0), self.settings.maximum(name)
+            if used + need > most + 1e-9:
+                return (f"concurrency limit {name} has {max(most - used, 0.0):g} of {most:g} free "
+                        f"and its {len(slots)} pieces need {need:g}")
+        return ""
+
+    def gang_shortfall_unmatched(self, request: ResourceRequest, pieces: int) -> str:
+        """:meth:`gang_shortfall` for ``pieces`` pieces read without a slot, or "" when the
+        limits depend on the slot (known only once the pieces are matched)."""
+        if "ConcurrencyLimits" not in request.ad or _depends_on_slot(request.ad):
+            return ""
+        return self.gang_shortfall(request, [None] * pieces)
+
+    def take_gang(self, request: ResourceRequest, slots: Sequence[ClassAd]) -> None:
+        """Count the gang's pieces, one on each of ``slots`` (checked by :meth:`gang_shortfall`)."""
+        for slot in slots:
+            self.take(job_limits(request.ad, slot))
 
     def match(self, pool: SlotPool, request: ResourceRequest, count: int, allowance: float,
               prefilter: Prefilter) -> list[SlotMatch]:

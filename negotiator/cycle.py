@@ -153,7 +153,7 @@ class _CycleState:
                 continue
             if gang_size(request) > 1:
                 outcome = serve_gang(self.pool, request, self.left[key], allowance - got,
-                                     self.prefilters[request.request_id])
+                                     self.prefilters[request.request_id], self.limits)
                 found = outcome.matches
                 if outcome.reason:
                     self.gang_reasons[key] = outcome.reason

@@ -6,7 +6,8 @@ The cycle reserves its matches one by one from the slot pool; when all of them f
 within the submitter's allowance they are kept, otherwise every reserved slot goes
 back to the pool (as it was) and the request gets nothing this cycle, so no piece
 holds a slot while the others wait (KAI's gang rule, HTCondor's dedicated scheduler's
-outcome).
+outcome). Concurrency limits count per piece, as HTCondor counts each proc of a
+parallel job: a gang is kept only when the limits have room for all its pieces.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 from attrs import frozen
 
 from daemoncore.wire.resource_request import ResourceRequest
+from negotiator.concurrency import ConcurrencyLedger
 from negotiator.matchmaking import Prefilter, SlotMatch, SlotPool, match_request
 
 
@@ -34,18 +36,34 @@ def gang_size(request: ResourceRequest) -> int:
 
 
 def serve_gang(pool: SlotPool, request: ResourceRequest, needed: int, allowance: float,
-               prefilter: Prefilter | None = None) -> GangOutcome:
+               prefilter: Prefilter | None = None, ledger: ConcurrencyLedger | None = None) -> GangOutcome:
     """Reserve ``needed`` matches for the gang ``request``; keep them only when all
-    were found and their weight fits ``allowance``, else undo every take."""
+    were found, their weight fits ``allowance`` and ``ledger`` has room for every
+    piece's concurrency limits (then they are counted there), else undo every take."""
+    size = gang_size(request)
+    if ledger is not None and (why := ledger.gang_shortfall_unmatched(request, needed)):
+        return GangOutcome((), f"gang of {size}: {why}")
     mark = pool.checkpoint()
     found = match_request(pool, request, needed, math.inf, prefilter)
     weight = sum(match.weight for match in found)
-    if len(found) == needed and weight <= allowance + 1e-9:
-        pool.commit(mark)
-        return GangOutcome(tuple(found))
-    pool.restore(mark)
-    size = gang_size(request)
+    why = _shortfall(found, needed, weight, allowance, size)
+    if not why and ledger is not None:
+        why = ledger.gang_shortfall(request, [match.slot_ad for match in found])
+        why = f"gang of {size}: {why}" if why else ""
+    if why:
+        pool.restore(mark)
+        return GangOutcome((), why)
+    pool.commit(mark)
+    if ledger is not None:
+        ledger.take_gang(request, [match.slot_ad for match in found])
+    return GangOutcome(tuple(found))
+
+
+def _shortfall(found: list[SlotMatch], needed: int, weight: float, allowance: float, size: int) -> str:
+    """Why the pieces ``found`` are not enough for the gang ("" when they are)."""
     if len(found) < needed:
-        return GangOutcome((), f"gang of {size}: only {len(found)} of {needed} pieces fit")
-    return GangOutcome((), f"gang of {size}: its {weight:g} cores pass the submitter's share "
-                           f"of {max(allowance, 0.0):g} left this cycle")
+        return f"gang of {size}: only {len(found)} of {needed} pieces fit"
+    if weight > allowance + 1e-9:
+        return (f"gang of {size}: its {weight:g} cores pass the submitter's share "
+                f"of {max(allowance, 0.0):g} left this cycle")
+    return ""
