@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import functools
+import os
+import stat
+import sys
 
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -11,8 +14,35 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from classad.errors import ClassAdParseError, context_at
 from classad.transform import ExprBuilder
 
+
+def _grammar_cache() -> str | bool:
+    """Where Lark keeps the analysed grammar between processes (building it is most of
+    the cost of starting a short command such as ``roost submit``), or False for no
+    cache. Lark unpickles the file and rebuilds it when the grammar or Lark changes,
+    so it lives only in a cache directory owned by this user and writable by no one
+    else (``$XDG_CACHE_HOME/roost``, else ``~/.cache/roost``), never in a shared one."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "roost")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.stat(directory)
+    except OSError:
+        return False
+    if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not os.access(directory, os.W_OK):
+        return False
+    path = os.path.join(directory, "classad-grammar-py%d%d.lark-cache" % sys.version_info[:2])
+    try:
+        if os.lstat(path).st_uid != os.geteuid():
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return path
+
+
 _PARSER = Lark.open("grammar.lark", rel_to=__file__, parser="lalr", lexer="contextual",
-                    transformer=ExprBuilder(), maybe_placeholders=True)
+                    transformer=ExprBuilder(), maybe_placeholders=True, cache=_grammar_cache())
 
 #: Longer texts are refused before parsing.
 MAX_TEXT = 1 << 20
