@@ -1,11 +1,10 @@
 """``roost history`` (condor_history): jobs that left the queue, newest first (oldest
 first with ``-forwards``), one line each or as ``-af``, ``-l`` or ``-json``;
-``-limit``/``-match``, ``-constraint``, owner and id arguments; ``-file FILE`` reads an
+``-format``, ``-limit``/``-match``, ``-constraint``, ``-name``, owner and id arguments; ``-file FILE`` reads an
 HTCondor history file (ads each closed by a ``***`` line) instead of asking the schedd."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import classad
@@ -17,12 +16,16 @@ from bindings.cli.status_format import (
     attribute_list,
     autoformat,
     autoformat_options,
+    custom_format,
     json_form,
     long_form,
     projected,
 )
 
-HEADING = " ID     OWNER          SUBMITTED   RUN_TIME     ST  COMPLETED   CMD"
+#: condor_history's headings (init_default_custom_format in src/condor_tools/history.cpp):
+#: the print mask pads every heading to the left in its column's width, " ID" 7, OWNER 14,
+#: SUBMITTED 11, RUN_TIME 12, ST 2, COMPLETED 11, then CMD
+HEADING = " ID     OWNER          SUBMITTED   RUN_TIME     ST COMPLETED   CMD"
 USAGE = """usage: roost history [options] [owner | cluster | cluster.proc ...]
 
   -constraint EXPR    only jobs for which EXPR is true
@@ -30,15 +33,19 @@ USAGE = """usage: roost history [options] [owner | cluster | cluster.proc ...]
   -forwards           oldest first
   -file FILE          read this HTCondor history file, not the schedd's history
   -af[:jlhVr,tng] A.. the values of attributes or expressions (j: job id first)
+  -format FMT EXPR    printf-style output (repeatable)
+  -wide[:N]           accepted for condor_history's sake: no column is cut
   -l, -long           whole job ads
   -json               job ads as JSON (with -long too)
   -attributes A,B     with -long or -json: only these attributes
   -pool HOST:PORT     the pool whose schedd to ask
+  -name NAME          the schedd of that name (as the collector knows it)
 """
 COMMAND = CommandLine("roost history", USAGE, [
     Option("-limit", 1, aliases=("-match",)), Option("-constraint", 1), Option("-long", aliases=("-l",)),
     Option("-json"), Option("-pool", 1), Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
-    Option("-forwards"), Option("-file", 1), Option("-attributes", 1),
+    Option("-forwards"), Option("-file", 1), Option("-attributes", 1), Option("-format", 2),
+    Option("-wide", qualified=True), Option("-name", 1),
 ])
 #: the line that closes each ad in an HTCondor history file (``*** ProcId = 0 ClusterId = 12 ...``)
 BANNER_PREFIX = "***"
@@ -57,7 +64,7 @@ def request_of(reading: Reading) -> dict:
     """The request a read command line makes; operands are job ids or owners."""
     request = {"constraints": [], "match": -1, "display": "table", "af": [], "af_options": AutoformatOptions(),
                "pool": reading.last("-pool"), "forwards": reading.given("-forwards"), "file": reading.last("-file"),
-               "attributes": []}
+               "attributes": [], "formats": [], "name": reading.last("-name")}
     for given in reading.options:
         if given.name == "-limit":
             request["match"] = whole_number(given)
@@ -72,6 +79,9 @@ def request_of(reading: Reading) -> dict:
             request["af_options"] = autoformat_options(given)
             request["af"].extend(given.values)
             request["display"] = "autoformat"
+        elif given.name == "-format":
+            request["formats"].append(given.values)
+            request["display"] = "format"
     request["constraints"] += [_operand_test(arg) for arg in reading.operands]
     return request
 
@@ -87,16 +97,29 @@ def _operand_test(arg: str) -> str:
 
 
 def table(ads: list) -> str:
-    """condor_history's one line per job."""
+    """condor_history's one line per job: the id ``%4d.%-3d``, OWNER in 14, SUBMITTED
+    and COMPLETED as dates right in 11, RUN_TIME (RemoteWallClockTime, else RemoteUserCpu)
+    right in 12, ST in 2, then the command and its arguments."""
     lines = [HEADING]
     for ad in ads:
         get = ad.get
-        cmd = f"{os.path.basename(str(get('Cmd', '')))} {get('Args', '') or ''}".strip()
+        args = get("Args") or get("Arguments") or ""
+        cmd = f"{get('Cmd', '') or ''} {args}".strip()
         finished = get("CompletionDate") or get("EnteredCurrentStatus")
-        lines.append(f"{get('ClusterId', '?'):>4}.{get('ProcId', '?'):<3} {str(get('Owner', '')):<14} "
-                     f"{short_time(get('QDate')):>11} {run_time(get('RemoteWallClockTime', 0)):>12} "
-                     f"{STATUS_LETTERS.get(get('JobStatus'), '?'):<3} {short_time(finished):>11} {cmd}")
+        wall = get("RemoteWallClockTime")
+        used = wall if isinstance(wall, (int, float)) else get("RemoteUserCpu", 0)
+        lines.append(f"{_job_id(ad):<7} {str(get('Owner', '')):<14} {short_time(get('QDate')):>11} "
+                     f"{run_time(used):>12} {STATUS_LETTERS.get(get('JobStatus'), ' '):<2} "
+                     f"{short_time(finished):>11} {cmd}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _job_id(ad) -> str:
+    """The job id as render_job_id writes it, ``%4d.%-3d``."""
+    cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+    if isinstance(cluster, int) and isinstance(proc, int):
+        return f"{cluster:4d}.{proc:<3d}"
+    return f"{cluster}.{proc}"
 
 
 def file_ads(text: str, where: str) -> list:
@@ -147,6 +170,8 @@ def _run(request: dict) -> int:
         sys.stdout.write(json_form(ads))
     elif display == "autoformat":
         sys.stdout.write(autoformat(ads, request["af"], request["af_options"]))
+    elif display == "format":
+        sys.stdout.write(custom_format(ads, request["formats"]))
     else:
         sys.stdout.write(table(ads))
     return 0
@@ -161,9 +186,9 @@ def _file_history(request: dict, constraint: str) -> list:
 def _schedd_history(request: dict, constraint: str) -> list:
     """The schedd's history, newest first; ``-forwards`` reads all of it and turns it
     round, as the schedd answers newest first only."""
-    from bindings.schedd import Schedd
+    from bindings.cli.schedd_session import located_schedd
 
-    schedd = Schedd(pool=request["pool"])
+    schedd = located_schedd(request["pool"], request["name"])
     if not request["forwards"]:
         return list(schedd.history(constraint, [], request["match"]))
     ads = list(reversed(list(schedd.history(constraint, [], -1))))
