@@ -216,9 +216,10 @@ class Execution(app_service.Service):
         fresh transfer key, in the disconnected state, until the startd answers RECONNECT
         (023) or the lease runs out (024, back to Idle)."""
         job_id = JobId(stored.cluster_id, stored.proc_id)
+        terms = {**claim_terms(self.queue.get_job(job_id)), "owner": stored.owner}  # as the fresh claim had them
         claim = self.claims.add(Claim(
             claim_id=stored.claim_id, slot_name=stored.slot_name, startd_address=stored.startd_address,
-            owner=stored.owner, slot_ad=ClassAd(), claimed_at=stored.claimed_at,
+            slot_ad=ClassAd(), claimed_at=stored.claimed_at, **terms,
             alive_period=alive_period_for(stored.lease, self.alive_interval), alive_at=self.clock.seconds(),
             pool=stored.pool))
         claim = self.claims.assign(claim.claim_id, job_id)
