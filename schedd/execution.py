@@ -570,12 +570,16 @@ class Execution(app_service.Service):
             return None
         return ad if status_of(ad) is JobStatus.IDLE else None
 
-    def flocked_by_owner(self) -> dict[str, int]:
-        """How many of each owner's jobs run in other pools now (``FlockedJobs``)."""
+    def flocked_by_submitter(self) -> dict[str, int]:
+        """How many of each submitter's jobs run in other pools now (``FlockedJobs``), keyed
+        as the queue keys its Submitter ads (AccountingGroup, else Owner), as HTCondor's
+        schedd counts them per submitter: group_a.alice's apart from alice's own."""
         counts: dict[str, int] = {}
         for claim in self.claims:
             if claim.pool is not None and claim.job_id is not None:
-                counts[claim.owner] = counts.get(claim.owner, 0) + 1
+                row = self.queue.db.get_job(claim.job_id.cluster, claim.job_id.proc)
+                submitter = row.submitter if row is not None and row.submitter else claim.owner
+                counts[submitter] = counts.get(submitter, 0) + 1
         return counts
 
     def _client(self, address: str, pool: str | None = None, timeout: float | None = None):

@@ -14,6 +14,7 @@ from twisted.logger import Logger
 from daemoncore.security.pool_trust import TrustedPool, TrustedPools
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
 from schedd.flocking import FlockLevels, pool_key
+from schedd.negotiation import submitter_key
 
 _log = Logger()
 
@@ -22,8 +23,9 @@ ClientFor = Callable[[str, str], object]
 
 
 def flocked_ads(submitters: list[dict], flocked: Mapping[str, int]) -> list[dict]:
-    """The Submitter ads with ``FlockedJobs``: how many of each owner's jobs run in other pools."""
-    return [{**ad, "FlockedJobs": flocked.get(ad.get("Owner"), 0)} for ad in submitters]
+    """The Submitter ads with ``FlockedJobs``: how many of each submitter's jobs run in
+    other pools, ``flocked`` keyed by submitter (the ad's Name without its domain)."""
+    return [{**ad, "FlockedJobs": flocked.get(submitter_key(ad["Name"]), 0)} for ad in submitters]
 
 
 # Mutable: remembers which submitters each flock collector holds, and what was logged.

@@ -325,7 +325,7 @@ class ScheddService(DaemonService):
         return ad
 
     def _flocked(self) -> dict[str, int]:
-        return self.execution.flocked_by_owner() if self.execution is not None else {}
+        return self.execution.flocked_by_submitter() if self.execution is not None else {}
 
     def submitter_ads(self, schedd_name: str) -> list[dict]:
         """The Submitter ads this schedd sends: one per submitter with jobs (its jobs'

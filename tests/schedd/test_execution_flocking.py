@@ -86,11 +86,21 @@ def test_a_flocked_job_has_remote_pool_while_running_and_last_remote_pool_after(
     [job] = flock_one(execution, schedd)
     update(execution, job, "execute")
     assert schedd.queue.get_job(job)["RemotePool"] == "poolB"
-    assert execution.flocked_by_owner() == {"alice": 1}
+    assert execution.flocked_by_submitter() == {"alice": 1}
     update(execution, job, "exit", {"ExitCode": 0, "ExitBySignal": False})
     [finished] = list(schedd.queue.history.query())
     assert finished["LastRemotePool"] == "poolB" and "RemotePool" not in finished
-    assert execution.flocked_by_owner() == {}
+    assert execution.flocked_by_submitter() == {}
+
+
+def test_flocked_jobs_are_counted_per_submitter(execution, schedd):
+    """A flocked job of alice in group_a counts for submitter group_a.alice, not for alice's own jobs."""
+    submit(schedd.queue, 1)
+    [job] = submit(schedd.queue, 1, AccountingGroup="group_a.alice")
+    [first] = requests_from(execution, PEER, "group_a.alice@pool")
+    assert matches_from(execution, PEER, match_body(first["request_id"])) == {"accepted": 1}
+    update(execution, job, "execute")
+    assert execution.flocked_by_submitter() == {"group_a.alice": 1}
 
 
 def test_an_evicted_flocked_job_keeps_last_remote_pool_and_is_idle(execution, schedd):

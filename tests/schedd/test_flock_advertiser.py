@@ -136,6 +136,13 @@ def test_a_submitter_with_no_idle_jobs_is_withdrawn(clock, collectors):
 
 
 def test_flocked_jobs_are_counted_per_owner():
-    """FlockedJobs is the owner's count of jobs running in other pools (0 when none)."""
+    """FlockedJobs is the submitter's count of jobs running in other pools (0 when none)."""
     ads = flocked_ads([submitter(), submitter("bob@poolA")], {"alice": 2})
     assert [ad["FlockedJobs"] for ad in ads] == [2, 0]
+
+
+def test_flocked_jobs_of_one_owner_are_counted_per_submitter():
+    """alice's own jobs and her group_a jobs are two submitters: each ad gets its own count."""
+    ads = [submitter(), {**submitter("group_a.alice@poolA"), "Owner": "alice", "AccountingGroup": "group_a.alice"}]
+    flocked = flocked_ads(ads, {"alice": 1, "group_a.alice": 2})
+    assert [ad["FlockedJobs"] for ad in flocked] == [1, 2]
