@@ -152,7 +152,7 @@ def hours(row: dict) -> float:
 
 
 def _table(header: list[tuple[str, str]], lines: list[list[str]], widths: list[int], footer: list[str]) -> str:
-    """A fixed-width table: two header lines, a rule, the lines, a rule, the totals."""
+    """A fixed-width table: two header lines, a rule, the lines, a rule, the totals (the ``-quotas`` table)."""
     def row(cells):
         first, *rest = cells
         return " ".join([first.ljust(widths[0]), *(c.rjust(w) for c, w in zip(rest, widths[1:]))]).rstrip()
@@ -162,31 +162,6 @@ def _table(header: list[tuple[str, str]], lines: list[list[str]], widths: list[i
     out += [row(cells) for cells in lines]
     out += [rule, row(footer)]
     return "\n".join(out) + "\n"
-
-
-def default_table(rows: list[dict], now: float, last_update) -> str:
-    """condor_userprio's default table: effective priority, factor, in use, usage, last usage."""
-    header = [("", "User Name"), ("Effective", "Priority"), ("Priority", "Factor"), ("In", "Use"),
-              ("Usage", "(wghted-hrs)"), ("Last", "Usage")]
-    widths = [max([36, *(len(r["Name"]) for r in rows)]), 12, 10, 8, 12, 10]
-    lines = [[r["Name"], f"{_effective(r):.2f}", f"{r.get('PriorityFactor', 0):.2f}",
-              _number(r.get("ResourcesUsed")), f"{hours(r):.2f}", since(r, now)] for r in rows]
-    footer = [f"Number of users: {len(rows)}", "", "", _number(sum(r.get("ResourcesUsed") or 0 for r in rows)),
-              f"{sum(hours(r) for r in rows):.2f}", ""]
-    return f"Last Priority Update: {when(last_update)}\n" + _table(header, lines, widths, footer)
-
-
-def wide_table(rows: list[dict], now: float, last_update) -> str:
-    """The ``-all`` table: real priorities, factors, usage and when it started and last happened."""
-    header = [("", "User Name"), ("Effective", "Priority"), ("Real", "Priority"), ("Priority", "Factor"),
-              ("Res", "Used"), ("Accumulated", "Usage (hrs)"), ("Usage Start", "Time"), ("Last Usage", "Time")]
-    widths = [max([36, *(len(r["Name"]) for r in rows)]), 12, 10, 10, 6, 12, 11, 11]
-    lines = [[r["Name"], f"{_effective(r):.2f}", f"{r.get('Priority', 0):.2f}", f"{r.get('PriorityFactor', 0):.2f}",
-              _number(r.get("ResourcesUsed")), f"{hours(r):.2f}", when(r.get("BeginUsageTime")),
-              when(r.get("LastUsageTime"))] for r in rows]
-    footer = [f"Number of users: {len(rows)}", "", "", "", _number(sum(r.get("ResourcesUsed") or 0 for r in rows)),
-              f"{sum(hours(r) for r in rows):.2f}", "", ""]
-    return f"Last Priority Update: {when(last_update)}\n" + _table(header, lines, widths, footer)
 
 
 def _effective(row: dict) -> float:
@@ -249,13 +224,18 @@ def shown_rows(request: UserprioRequest, rows: list[dict], now: float) -> list[d
 
 
 def render(request: UserprioRequest, rows: list[dict], now: float, last_update=None) -> str:
-    """What ``roost userprio`` prints for ``rows`` (the negotiator's answer) at ``now``."""
+    """What ``roost userprio`` prints for ``rows`` (the negotiator's answer) at ``now``:
+    condor_userprio's table (:mod:`bindings.cli.userprio_table`), its default columns or
+    those of ``-all``; the footer reports the oldest last usage shown, a day ago unless
+    ``-allusers`` or names show everyone."""
+    from bindings.cli.userprio_table import ALL_COLUMNS, DEFAULT_COLUMNS, priority_table
+
     shown = shown_rows(request, rows, now)
     if request.display == "json":
         return json.dumps(shown, indent=2) + "\n"
-    if request.display == "all":
-        return wide_table(shown, now, last_update)
-    return default_table(shown, now, last_update)
+    columns = ALL_COLUMNS if request.display == "all" else DEFAULT_COLUMNS
+    everyone = request.all_users or request.names_given()
+    return priority_table(shown, columns, last_update, now, None if everyone else now - ACTIVE_SECONDS)
 
 
 def concurrency_limits(negotiator_ad) -> dict[str, float]:

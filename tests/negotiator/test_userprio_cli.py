@@ -23,16 +23,20 @@ def body_lines(text):
 
 
 def test_default_table_lists_active_users_best_first():
-    """Users in use now or within a day, by effective priority, with usage in hours and time since last use."""
+    """Users in use now or within a day, by effective priority, with usage in hours and time
+    since last use (user_prio.cpp PrintInfo, DetailMost columns; <now> while in use; the
+    footer's time since is that of the oldest usage shown, a day)."""
     text = render(parse_arguments([]), ROWS, NOW, NOW)
     lines = text.splitlines()
-    assert lines[1].split() == ["Effective", "Priority", "In", "Usage", "Last"]
-    assert lines[2].split() == ["User", "Name", "Priority", "Factor", "Use", "(wghted-hrs)", "Usage"]
+    assert lines[1].split() == ["Group", "Effective", "Priority", "Wghted", "Total", "Usage", "Time", "Since",
+                                "Submitter", "Submitter"]
+    assert lines[2].split() == ["User", "Name", "Priority", "Factor", "In", "Use", "(wghted-hrs)", "Last", "Usage",
+                                "Floor", "Ceiling"]
     assert [line.split() for line in body_lines(text)] == [
         ["carol@pool", "600.00", "1000.00", "0", "1.00", "0+01:30"],
-        ["alice@pool", "750.00", "1000.00", "2", "1.50", "<now"],
+        ["alice@pool", "750.00", "1000.00", "2", "1.50", "<now>"],
     ]
-    assert lines[-1].split() == ["Number", "of", "users:", "2", "2", "2.50"]
+    assert lines[-1].split() == ["Number", "of", "users:", "2", "2", "2.50", "1+00:00"]
 
 
 def test_allusers_includes_users_idle_for_days():
@@ -46,7 +50,7 @@ def test_all_shows_real_priorities_and_times():
     """-all is the wide table with the real priority beside the effective one."""
     text = render(parse_arguments(["-all"]), ROWS, NOW, NOW)
     assert "Real" in text.splitlines()[1]
-    alice = next(line for line in body_lines(text) if line.startswith("alice"))
+    alice = next(line for line in body_lines(text) if line.strip().startswith("alice"))
     assert alice.split()[1:6] == ["750.00", "0.75", "1000.00", "2", "1.50"]
 
 
@@ -107,3 +111,24 @@ def test_quotas_json_and_no_groups():
     shown = json.loads(render_quotas(parse_arguments(["-quotas", "-json"]), GROUPS, GROUP_ROWS))
     assert [(g["name"], g["in_use"], g["surplus"]) for g in shown] == [("group_a", 3, 1), ("group_b", 1.0, 0)]
     assert "GROUP_QUOTA_<group>" in render_quotas(parse_arguments(["--quotas"]), [], ROWS)
+
+
+def test_columns_have_condor_userprios_widths_and_centred_headings():
+    """user_prio.cpp aCols and PrintInfo: the name column at least 10 (and the footer) wide
+    plus 2, then Effective Priority 12, Priority Factor 9, Wghted In Use 6, Total Usage 12,
+    Time Since 10, Submitter Floor and Ceiling 9, each heading centred, numbers right."""
+    lines = render(parse_arguments([]), ROWS, NOW, NOW).splitlines()
+    assert lines[1] == "Group                 Effective   Priority  Wghted Total Usage  Time Since Submitter Submitter"
+    assert lines[3] == "-------------------- ------------ --------- ------ ------------ ---------- --------- ---------"
+    assert lines[4].rstrip() == "  carol@pool               600.00   1000.00      0         1.00    0+01:30"
+
+
+def test_users_sit_under_their_group_without_its_prefix():
+    """The default hierarchical display: a group row, then its users indented two and named
+    without the group prefix; users of no group come after the groups."""
+    rows = [*ROWS, {"Name": "group_a", "IsAccountingGroup": True, "ResourcesUsed": 3, "EffectivePriority": 1.0,
+                    "LastUsageTime": NOW},
+            {"Name": "group_a.dave@pool", "AccountingGroup": "group_a", "EffectivePriority": 2.0,
+             "PriorityFactor": 1.0, "ResourcesUsed": 1, "LastUsageTime": NOW, "Floor": 2.0}]
+    names = [line[:20].rstrip() for line in body_lines(render(parse_arguments([]), rows, NOW, NOW))]
+    assert names == ["group_a", "  dave@pool", "  carol@pool", "  alice@pool"]
