@@ -9,6 +9,8 @@ the default table with its totals, ``-sort EXPR`` (repeatable; the default order
 Machine, then Name), ``-compact``, ``-total``, ``-l``/``-long``, ``-json``, ``-af[:jlhVr,tng] ATTR...``,
 ``-format FMT ATTR``, ``-wide``, ``-gpus`` (slots with GPUs only; its table is one
 line per card: memory and cores taken and free, shares and the jobs on it).
+``-direct NAME`` (condor_status: ask that daemon, not the collector) is refused with
+the reason: no Roost daemon answers for its own ad yet.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class StatusRequest:
     mode: str | None = None
     sort: list[str] = field(factory=list)
     limit: int = -1
+    direct: str | None = None
 
     def constraint(self) -> str:
         """All the constraints (and the names asked for, and the slot mode's) as one expression."""
@@ -92,7 +95,11 @@ COMMAND = CommandLine("roost status", "usage: roost status [options] [name ...]\
     Option("-constraint", 1), Option("-pool", 1), Option("-wide"), Option("-gpus"), Option("-format", 2),
     Option("-autoformat", WORDS, aliases=("-af",), qualified=True),
     Option("-avail"), Option("-claimed"), Option("-run"), Option("-sort", 1), Option("-limit", 1),
+    Option("-direct", 1, needs="the name of the daemon to ask"),
 ])
+#: why -direct is refused (condor_status asks the named daemon itself for its ad)
+DIRECT_REFUSED = ("-direct {name}: Roost's daemons do not answer for their own ads; the collector holds "
+                  "what they advertise (drop -direct, and name the machine or slot to see only its ads)")
 
 
 def parse_arguments(argv: list[str]) -> StatusRequest:
@@ -133,6 +140,8 @@ def _take(request: StatusRequest, given: Given) -> None:
         request.sort.append(given.value)
     elif name == "-limit":
         request.limit = whole_number(given)
+    elif name == "-direct":
+        request.direct = given.value
     elif name == "-format":
         request.formats.append(given.values)
         request.display = "format"
@@ -201,6 +210,9 @@ def _run(request: StatusRequest) -> int:
     from bindings.collector import Collector
 
     def work() -> int:
+        if request.direct is not None:
+            print(f"roost status: {DIRECT_REFUSED.format(name=request.direct)}", file=sys.stderr)
+            return 1
         check_expressions(request)
         ads = ordered(request, Collector(request.pool).query(request.ad_type, request.constraint()))
         sys.stdout.write(render(request, ads, time.time()))

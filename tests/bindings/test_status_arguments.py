@@ -58,3 +58,12 @@ def test_expressions_are_checked_before_the_pool_is_asked():
 
     with pytest.raises(FormatError, match="-constraint: 'Memory >'"):
         check_expressions(parse_arguments(["-constraint", "Memory >"]))
+
+
+def test_direct_is_refused_saying_why(capsys):
+    """condor_status -direct NAME asks that daemon for its ad; Roost's daemons answer no such
+    question, so the command says so (status 1) instead of quietly reading the collector."""
+    from bindings.cli.status import main
+
+    assert main(["-direct", "node1"]) == 1
+    assert "-direct node1: Roost's daemons do not answer for their own ads" in capsys.readouterr().err
