@@ -12,11 +12,13 @@ HTCondor's rules, which also reports the errors.
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Iterator
 
 from classad import limits
 from classad import nodes as e
+from classad.entries import attrs_from_hits, literal, make_hit, remember
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer
@@ -228,79 +230,59 @@ def _refuse_constant(word: str):
 #: keep duplicate names for :func:`merge_entries`.
 _DECODER = json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_refuse_constant)
 
-#: Text whose decoded form does not tell how HTCondor reads it: a ``\\u`` escape (NUL
-#: and lone surrogates are refused there), and a ``/Expr(`` or ``)/`` whose slash is
-#: not escaped (only ``"\\/Expr(...)\\/"`` is an expression).
-_AMBIGUOUS = re.compile(r'\\u|"/[Ee][Xx][Pp][Rr]\(|\)/"')
-
-#: What each attribute read before gave, by ``(name, value)`` for strings and
-#: ``((name, value), type)`` for integers and booleans (1 and True are equal keys
-#: otherwise; floats are not remembered, as 0.0 and -0.0 are equal keys too):
-#: ``(lower-cased name, entry, shared)``. An entry of a literal is shared by every ad
-#: that has it, as evaluation never changes one; an expression's node is shared and
-#: its entry copied, as evaluation tells attributes apart by their entries.
-_ENTRIES: dict = {}
-_ENTRIES_LIMIT = 100_000
-#: Longer strings are not remembered.
-_CACHED_STRING_MAX = 256
-
-_new = object.__new__
-_set_value = e.Literal.__dict__["value"].__set__
-_set_depth = e.Literal.__dict__["depth"].__set__
-
-
-def literal(value) -> e.Literal:
-    """``Literal(value)``, built without the frozen class's checks on assignment:
-    for the readers, which make one for nearly every attribute they read."""
-    node = _new(e.Literal)
-    _set_value(node, value)
-    _set_depth(node, 1)
-    return node
+#: Hits (:mod:`classad.entries`) of attributes read before, by ``((name, value),
+#: type of value)``: 1, 1.0 and true are equal keys otherwise. Reals are not
+#: remembered (0.0 and -0.0 are equal keys too), nor long strings.
+_HITS: dict = {}
+_second = operator.itemgetter(1)
 
 
 def _fast_attrs(text: str, pos: int, entry_cls):
     """``(attrs, end)``: the ad at ``pos`` as an ad's attribute mapping and the
     offset after it; raises :class:`_Refused` (or ValueError) for the slow reader."""
     pairs, end = _DECODER.raw_decode(text, pos)
-    if type(pairs) is not tuple or _AMBIGUOUS.search(text, pos, end):
+    if type(pairs) is not tuple or _ambiguous(text, pos, end):
         raise _Refused
-    attrs: dict = {}
-    cache = _ENTRIES
-    for pair in pairs:
-        value = pair[1]
-        t = type(value)
-        if t is str:
-            key = pair
-            hit = cache.get(key)
-        elif t is int or t is bool:
-            key = (pair, t)
-            hit = cache.get(key)
-        else:
-            key = hit = None
-        if hit is None:
-            hit = _read_entry(pair, key, entry_cls)
-        lower, entry, shared = hit
-        if not shared:
-            entry = entry_cls(entry.name, entry.expr)
-        if lower in attrs:  # a later value wins; the first spelling stays
-            entry = entry_cls(attrs[lower].name, entry.expr)
-        attrs[lower] = entry
-    return attrs, end
+    keys = list(zip(pairs, map(type, map(_second, pairs))))
+    try:
+        hits = list(map(_HITS.get, keys))
+    except TypeError:  # a list in a value: no key
+        hits = [None] * len(keys)
+    if None in hits:
+        for k, hit in enumerate(hits):
+            if hit is None:
+                hits[k] = _read_hit(keys[k], entry_cls)
+    return attrs_from_hits(hits, entry_cls), end
 
 
-def _read_entry(pair: tuple, key: tuple, entry_cls) -> tuple:
-    """``(lower-cased name, entry, shared)`` of one decoded attribute, remembered
-    under ``key`` when its value is likely to recur."""
-    name, value = pair
+def _ambiguous(text: str, pos: int, end: int) -> bool:
+    """Whether ``text[pos:end]`` holds what the C decoder reads otherwise than
+    HTCondor: a ``\\u`` escape (NUL and lone surrogates are refused there), or a
+    ``/Expr(`` or ``)/`` whose slash is not escaped (only ``"\\/Expr(...)\\/"`` is an
+    expression)."""
+    if text.find("\\u", pos, end) >= 0 or text.find(')/"', pos, end) >= 0:
+        return True
+    at = text.find('"/', pos, end)
+    while at >= 0:
+        if text[at + 2:at + 7].lower() == "expr(":
+            return True
+        at = text.find('"/', at + 2, end)
+    return False
+
+
+def _read_hit(key: tuple, entry_cls) -> tuple:
+    """The hit of one decoded attribute, remembered under ``key`` when its value is
+    an integer, a boolean or a short string."""
+    (name, value), t = key
     if not name:
         raise _Refused
-    t = type(value)
-    node = _node(value, 1)
-    hit = (name.lower(), entry_cls(name, node), type(node) is e.Literal)
-    if key is not None and (t is not str or len(value) <= _CACHED_STRING_MAX):
-        if len(_ENTRIES) >= _ENTRIES_LIMIT:
-            _ENTRIES.clear()
-        _ENTRIES[key] = hit
+    if t is str and value[:1] != "/" or t is float or t is bool:
+        node = literal(value)
+        hit = (name.lower(), entry_cls(name, node), name, node)
+    else:
+        hit = make_hit(name, _node(value, 1), entry_cls)
+    if t is int or t is bool or t is str:
+        remember(_HITS, key, hit, len(name) + (len(value) if t is str else 0))
     return hit
 
 

@@ -9,8 +9,9 @@ import re
 from collections.abc import Iterator
 
 from classad import nodes as e
+from classad.entries import attrs_from_hits, literal, make_hit, remember
 from classad.errors import ClassAdParseError
-from classad.jsonsource import literal, parse_json_ads
+from classad.jsonsource import parse_json_ads
 from classad.parser import parse_expression, parse_expression_prefix
 from classad.transform import KEYWORDS
 from classad.unparse import old_literal, unparse_expr
@@ -40,6 +41,9 @@ def parse_new_ad(text: str):
     text is parsed once); anything else, errors included, goes to the grammar whole."""
     from classad.ad import ClassAd, Entry
 
+    found = _split_plain_ad(text, 0, Entry)
+    if found is not None and (found[1] == len(text) or text[found[1]:].isspace()):
+        return _ad_of(ClassAd, found[0])
     m = _PLAIN_AD.fullmatch(text)
     attrs = None if m is None else _plain_new_attrs(m.group(1), Entry)
     if attrs is not None:
@@ -51,6 +55,7 @@ def parse_new_ad(text: str):
 _WS_CHARS = " \t\r\n\f\v"
 _WS = "[ \\t\\r\\n\\f\\v]"
 _NAME = "[A-Za-z_][A-Za-z0-9_]*"
+_NAME_RE = re.compile(_NAME)
 #: A value holding no nested ad, list, comment, escape, quoted name or ';': one the
 #: grammar reads the same way in isolation as inside its ad.
 _VALUE = r'''(?:[^;"'\[\]{}/\\]++|"[^"\\]*+"|/(?![/*]))*+'''
@@ -60,61 +65,85 @@ _PLAIN_AD = re.compile(rf"{_WS}*+\[((?:{_WS}*+{_NAME}{_WS}*+={_VALUE}(?:;{_WS}*+
                        rf"{_WS}*+)\]{_WS}*+")
 #: One definition of such an ad: ``(name, value text)``.
 _PLAIN_DEF = re.compile(rf"({_NAME}){_WS}*+=({_VALUE})")
+#: Characters that make a definition other than plain (or its ad's end unclear)
+#: wherever they are, for :func:`_split_plain_ad`.
+_NOT_QUICK = ("'", "\\", "[", "{", "}", "//", "/*")
 
-#: What each definition read before gave, by ``(name, value text)``:
-#: ``(lower-cased name, entry, shared)``. An entry of a literal is shared by every ad
-#: that has it, as evaluation never changes one; an expression's node is shared and
-#: its entry copied, as evaluation tells attributes apart by their entries.
+#: Hits (:mod:`classad.entries`) of plain definitions: by their text, and by
+#: ``(name, value text)`` as :data:`_PLAIN_DEF` finds them.
 _NEW_DEFS: dict = {}
-_DEFS_LIMIT = 100_000
-#: Longer definitions are not remembered.
-_CACHED_TEXT_MAX = 512
+
+
+def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
+    """``(attrs, end)`` of a plain ad starting at ``pos`` (after whitespace), split
+    with string methods alone: taken only when no character could make a ``;`` or
+    ``]`` mean anything but the end of a definition or of the ad (no quoted name,
+    escape, comment, nested ad or list, and no ``;`` or ``]`` in a string);
+    otherwise None."""
+    start = text.find("[", pos)
+    if start < 0 or (start > pos and not text[pos:start].isspace()):
+        return None
+    end = text.find("]", start)
+    if end < 0:
+        return None
+    body = text[start + 1:end]
+    for bad in _NOT_QUICK:
+        if bad in body:
+            return None
+    if '"' in body:
+        parts = body.split('"')
+        # an odd count of quotes means the ']' found is inside a string
+        if not len(parts) & 1 or ";" in "".join(parts[1::2]):
+            return None
+    defs = body.split(";")
+    if not defs[-1].strip(_WS_CHARS):
+        defs.pop()  # after the last definition's ';', or an empty ad
+    hits = list(map(_NEW_DEFS.get, defs))
+    if None in hits:
+        for k, hit in enumerate(hits):
+            if hit is None:
+                name, sep, value = defs[k].partition("=")
+                name = name.strip(_WS_CHARS)
+                if not sep or _NAME_RE.fullmatch(name) is None:
+                    return None
+                node = _quick_literal(value.strip(_WS_CHARS))
+                if node is not None and name.lower() not in KEYWORDS:
+                    hit = (name.lower(), entry_cls(name, node), name, node)
+                else:
+                    hit = _new_def(name, value, entry_cls)
+                    if hit is None:
+                        return None
+                remember(_NEW_DEFS, defs[k], hit, len(defs[k]))
+                hits[k] = hit
+    return attrs_from_hits(hits, entry_cls), end + 1
 
 
 def _plain_new_attrs(body: str, entry_cls) -> dict | None:
     """The attribute mapping of a ``[ ... ]`` ad's ``body`` made only of plain
     definitions, or None when a name is a reserved word or a value does not parse
     (the grammar then reads the whole ad and reports the error where it is)."""
-    attrs: dict = {}
-    cache = _NEW_DEFS
-    for pair in _PLAIN_DEF.findall(body):
-        hit = cache.get(pair)
-        if hit is None:
-            hit = _new_def(pair, entry_cls)
+    pairs = _PLAIN_DEF.findall(body)
+    hits = list(map(_NEW_DEFS.get, pairs))
+    if None in hits:
+        for k, hit in enumerate(hits):
             if hit is None:
-                return None
-        lower, entry, shared = hit
-        if not shared:
-            entry = entry_cls(entry.name, entry.expr)
-        if lower in attrs:  # a later value wins; the first spelling stays
-            entry = entry_cls(attrs[lower].name, entry.expr)
-        attrs[lower] = entry
-    return attrs
+                hit = _new_def(*pairs[k], entry_cls)
+                if hit is None:
+                    return None
+                remember(_NEW_DEFS, pairs[k], hit, len(pairs[k][0]) + len(pairs[k][1]))
+                hits[k] = hit
+    return attrs_from_hits(hits, entry_cls)
 
 
-def _new_def(pair: tuple, entry_cls) -> tuple | None:
-    """``(lower-cased name, entry, shared)`` of one plain definition, remembered when
-    short; None when the grammar must judge it."""
-    name, text = pair
-    lower = name.lower()
-    if lower in KEYWORDS:
+def _new_def(name: str, text: str, entry_cls) -> tuple | None:
+    """The hit of one plain definition, or None when the grammar must judge it."""
+    if name.lower() in KEYWORDS:
         return None
     try:
         node = _plain_value(text.strip(_WS_CHARS))
     except ClassAdParseError:
         return None
-    hit = (lower, entry_cls(name, node), type(node) is e.Literal)
-    _remember(_NEW_DEFS, pair, hit, len(name) + len(text))
-    return hit
-
-
-def _remember(cache: dict, key, value, size: int) -> None:
-    """Store ``value`` under ``key`` unless its text is long; a full cache is emptied."""
-    if size > _CACHED_TEXT_MAX:
-        return
-    if len(cache) >= _DEFS_LIMIT:
-        cache.clear()
-    cache[key] = value
+    return make_hit(name, node, entry_cls)
 
 
 def _ad_of(cls, attrs: dict):
@@ -128,23 +157,42 @@ def _ad_of(cls, attrs: dict):
 def _plain_value(text: str):
     """A new-syntax value: unsigned integers and escape-free strings as literals
     (as the grammar reads them), the rest through the cached expression parser."""
-    if _SIMPLE_INT.match(text) and text[0] != "-":
+    quick = _quick_literal(text)
+    return parse_expression(text) if quick is None else quick
+
+
+def _quick_literal(text: str):
+    """The literal node of ``text`` (stripped) when it is a plain decimal integer of
+    at most 18 digits or a double-quoted string of printable ASCII without escapes;
+    else None. Both the old and the new syntax read these texts the same way."""
+    if not text.isascii():
+        return None
+    first = text[:1]
+    if first == '"':
+        inner = text[1:-1]
+        if text[-1] == '"' and len(text) > 1 and inner.isprintable() and '"' not in inner and "\\" not in inner:
+            return literal(inner)
+        return None
+    if text.isdigit() and len(text) <= 18 and (first != "0" or len(text) == 1):
         return literal(int(text))
-    m = _SIMPLE_STRING.match(text)
-    if m is not None and text.isascii():
-        return literal(m.group(1))
-    return parse_expression(text)
+    return None
 
 
 # --- new syntax streams ------------------------------------------------------
 
 def parse_new_ads(text: str) -> Iterator:
-    """Successive ``[ ... ]`` ads: plain ones read by :data:`_PLAIN_AD` where they
-    stand, any other through :func:`next_new_ad` and :func:`parse_new_ad`."""
+    """Successive ``[ ... ]`` ads: plain ones where they stand (split by
+    :func:`_split_plain_ad`, else matched by :data:`_PLAIN_AD`), any other through
+    :func:`next_new_ad` and :func:`parse_new_ad`."""
     from classad.ad import ClassAd, Entry
 
     pos, n = 0, len(text)
     while pos < n:
+        found = _split_plain_ad(text, pos, Entry)
+        if found is not None:
+            pos = found[1]
+            yield _ad_of(ClassAd, found[0])
+            continue
         m = _PLAIN_AD.match(text, pos)
         if m is not None:
             attrs = _plain_new_attrs(m.group(1), Entry)
@@ -260,33 +308,32 @@ def old_value_to_new(text: str) -> str:
     return "".join(out)
 
 
+#: Expression trees of old-syntax values other than plain literals, by text.
 _OLD_VALUES: dict[str, object] = {}
-_OLD_VALUES_LIMIT = 100_000
 
 
 def parse_old_value(text: str):
-    """The expression tree of one old-syntax value. Trees are remembered by text, and
-    plain integers, strings and booleans skip the grammar."""
+    """The expression tree of one old-syntax value. Plain integers, strings and
+    booleans skip the grammar, and other trees are remembered by text."""
     node = _OLD_VALUES.get(text)
     if node is not None:
         return node
     node = _parse_old_value(text)
-    if len(_OLD_VALUES) >= _OLD_VALUES_LIMIT:
-        _OLD_VALUES.clear()
-    _OLD_VALUES[text] = node
+    if type(node) is not e.Literal:
+        remember(_OLD_VALUES, text, node, len(text))
     return node
 
 
 def _parse_old_value(raw: str):
     text = raw.strip()
     if _SIMPLE_INT.match(text):
-        return e.Literal(int(text))
+        return literal(int(text))
     m = _SIMPLE_STRING.match(text)
     if m is not None and text.isascii():
-        return e.Literal(m.group(1))
+        return literal(m.group(1))
     word = _WORDS.get(text.lower())
     if word is not None:
-        return e.Literal(word)
+        return literal(word)
     return parse_expression_prefix(old_value_to_new(raw).strip())
 
 
@@ -303,36 +350,85 @@ def parse_old_line(line: str, lineno: int = 1):
         raise ClassAdParseError(f"attribute {name}: {err.reason}", lineno, column, err.context) from None
 
 
+#: Hits (:mod:`classad.entries`) of old-syntax lines, by the line's text.
+_OLD_LINES: dict = {}
+
+
 def parse_old_ads(text: str) -> Iterator:
     """Ads in old syntax, separated by blank lines; ``#`` lines are comments. A text
     holding only comments is one ad with no attributes."""
     from classad.ad import ClassAd, Entry
 
-    attrs: dict = {}
+    lines = text.splitlines()
+    i, n = 0, len(lines)
+    while i < n:
+        j = _next_empty(lines, i)
+        if j > i:
+            attrs = _old_chunk_attrs(lines, i, j, Entry)
+            if attrs is None:
+                yield from _old_ads_by_line(lines, i, j, ClassAd, Entry)
+            else:
+                yield _ad_of(ClassAd, attrs)
+        i = j + 1
+
+
+def _next_empty(lines: list, i: int) -> int:
+    """The index of the first empty line from ``i`` on, or the number of lines."""
+    try:
+        return lines.index("", i)
+    except ValueError:
+        return len(lines)
+
+
+def _old_chunk_attrs(lines: list, i: int, j: int, entry_cls) -> dict | None:
+    """The attribute mapping of the ad on ``lines[i:j]``, or None when they hold a
+    comment or a line of whitespace (for :func:`_old_ads_by_line`)."""
+    chunk = lines[i:j]
+    hits = list(map(_OLD_LINES.get, chunk))
+    if None in hits:
+        for k, hit in enumerate(hits):
+            if hit is None:
+                line = chunk[k]
+                stripped = line.strip()
+                if not stripped or stripped[0] == "#":
+                    return None
+                hits[k] = _old_hit(line, i + k + 1, entry_cls)
+    return attrs_from_hits(hits, entry_cls)
+
+
+def _old_hit(line: str, lineno: int, entry_cls) -> tuple:
+    """The hit of one definition line, remembered by its text. A plain integer or
+    string value is read here (as :func:`_parse_old_value` would read it)."""
+    name, sep, value = line.partition("=")
+    name = name.strip()
+    node = _quick_literal(value.strip()) if sep and name else None
+    if node is None:
+        name, node = parse_old_line(line, lineno)
+        hit = make_hit(name, node, entry_cls)
+    else:
+        hit = (name.lower(), entry_cls(name, node), name, node)
+    remember(_OLD_LINES, line, hit, len(line))
+    return hit
+
+
+def _old_ads_by_line(lines: list, i: int, j: int, cls, entry_cls) -> Iterator:
+    """The ads on ``lines[i:j]`` (no empty line among them) read line by line: lines
+    of whitespace separate ads too, and comment lines start one."""
+    hits: list = []
     started = False
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno in range(i + 1, j + 1):
+        line = lines[lineno - 1]
         stripped = line.strip()
         if not stripped:
             if started:
-                yield _old_ad(ClassAd, attrs)
-                attrs, started = {}, False
+                yield _ad_of(cls, attrs_from_hits(hits, entry_cls))
+                hits, started = [], False
             continue
         started = True
-        if stripped[0] == "#":
-            continue
-        name, node = parse_old_line(line, lineno)
-        key = name.lower()
-        old = attrs.get(key)
-        attrs[key] = Entry(name if old is None else old.name, node)
+        if stripped[0] != "#":
+            hits.append(_OLD_LINES.get(line) or _old_hit(line, lineno, entry_cls))
     if started:
-        yield _old_ad(ClassAd, attrs)
-
-
-def _old_ad(cls, attrs: dict):
-    ad = cls.__new__(cls)
-    ad._attrs = attrs
-    ad.parent = None
-    return ad
+        yield _ad_of(cls, attrs_from_hits(hits, entry_cls))
 
 
 def print_old(ad) -> str:
