@@ -12,7 +12,6 @@ from attrs import frozen
 
 from daemoncore.config import Config
 from daemoncore.security import find_token
-from daemoncore.security.tls_client import PoolTrust, client_trust, use_client_trust
 from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
 
 NO_POOL = "no pool found: start one with `roost pool up` or set COLLECTOR_HOST"
@@ -73,8 +72,11 @@ def find_pool(pool: str | None = None, config: Config | None = None) -> Pool:
     if not facts or not facts.get("collector"):
         raise NoPoolFound(NO_POOL)
     found = pool_from_facts(facts, path)
-    if found.ca_file and client_trust() is None:
-        use_client_trust(PoolTrust.from_file(found.ca_file))  # the pool serves TLS; config names no CA
+    if found.ca_file:  # the pool serves TLS: only then load the TLS client code (and Twisted)
+        from daemoncore.security.tls_client import PoolTrust, client_trust, use_client_trust
+
+        if client_trust() is None:  # the configuration names no CA
+            use_client_trust(PoolTrust.from_file(found.ca_file))
     return found
 
 

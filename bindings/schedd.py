@@ -14,14 +14,13 @@ from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
 from bindings.eventlog import JobEvent, parse_json_event, parse_text_event
 from bindings.pool import find_pool, pool_token
-from bindings.spooling import retrieve_jobs, spec_constraint, spool_jobs
 from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
-from schedd.intake import items_queue_args, with_queue_args
 from schedd.submit.clientside import for_schedd, measured_sizes
+from schedd.submit.queue_args import with_queue_args
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -131,6 +130,8 @@ class Schedd:
             description = Submit(description) if isinstance(description, str) else Submit(dict(description))
         text = description.text()
         if itemdata is not None:
+            from schedd.intake import items_queue_args
+
             items = [item if isinstance(item, str) else dict(item) for item in itemdata]
             if not items:
                 raise ValueError("itemdata is empty, so there is no job to submit; give at least one item, "
@@ -153,11 +154,15 @@ class Schedd:
         """Send the input files of jobs submitted with ``spool=True`` to the schedd's spool
         (each ad needs ClusterId, ProcId, Iwd and the transfer attributes); they then run
         without the submit directory."""
+        from bindings.spooling import spool_jobs  # the transfer code, loaded only to spool
+
         spool_jobs(self._client, ad_list)
 
     def retrieve(self, job_spec: object) -> None:
         """Fetch the spooled outputs of the completed jobs ``job_spec`` names (``"12.0"``,
         ``"12"``, a list, or a constraint) into their submit directories."""
+        from bindings.spooling import retrieve_jobs, spec_constraint
+
         retrieve_jobs(self._client, self.xquery(spec_constraint(job_spec)))
 
     # --- reading ------------------------------------------------------------

@@ -24,6 +24,7 @@ from schedd.submit import SubmitOptions, expand, host_predefined, parse_descript
 from schedd.submit.clientside import MAX_MEASURED_FILES
 from schedd.submit.cluster import DELETED, ExpandedCluster
 from schedd.submit.jobs import classad_node
+from schedd.submit.queue_args import with_queue_args  # noqa: F401 - the route's import
 
 #: Attributes the schedd alone sets on a new job; a client's values are dropped.
 SCHEDD_SET = ("ClusterId", "ProcId", "User", "Owner", "QDate", "GlobalJobId", "UidDomain")
@@ -73,24 +74,6 @@ def _one_line(text: str, index: int) -> str:
     if "\n" in text or ")" == text.strip():
         raise IntakeError(f"$.itemdata[{index}]: an item value cannot hold a newline or be a lone ')'")
     return text
-
-
-def with_queue_args(description: str, queue_args: str) -> str:
-    """``description`` with its queue statements (and their inline item lines)
-    replaced by one with ``queue_args``."""
-    kept: list[str] = []
-    lines = iter(description.splitlines())
-    for line in lines:
-        if not _is_queue_line(line):
-            kept.append(line)
-        elif "(" in line and ")" not in line[line.index("("):]:
-            next((item for item in lines if ")" in item), None)
-    return "\n".join(kept) + f"\nqueue {queue_args}\n"
-
-
-def _is_queue_line(line: str) -> bool:
-    word = line.strip().split(None, 1)
-    return bool(word) and word[0].lower() == "queue" and not line.strip()[5:].lstrip().startswith("=")
 
 
 def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now: int,

@@ -24,13 +24,16 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from daemoncore.security.tls_client import NO_POOL_CA, PoolTrust, blocking_refusal, client_trust
 from daemoncore.wire.address import Address, parse_address
 from daemoncore.wire.errors import Unreachable, remote_error_from
 from daemoncore.wire.ndjson import decode_lines
 from daemoncore.wire.route import Route
+
+if TYPE_CHECKING:  # the TLS client code (and the Twisted it needs) loads only for a TLS address
+    from daemoncore.security.tls_client import PoolTrust
 
 DEFAULT_TIMEOUT = 30.0
 READ_CHUNK_BYTES = 64 * 1024
@@ -81,6 +84,8 @@ class BlockingClient:
         host, port = self.address.host, self.address.port
         if not self.address.tls:
             return http.client.HTTPConnection(host, port, timeout=self._timeout)
+        from daemoncore.security.tls_client import NO_POOL_CA, client_trust
+
         trust = self._trust or client_trust()
         if trust is None:
             raise Unreachable(NO_POOL_CA.format(address=self.address))
@@ -196,6 +201,8 @@ class BlockingClient:
     def _unreachable(self, exc: BaseException) -> Unreachable:
         """The error for a request that got no answer: TLS refusal explained, or why the connection failed."""
         if isinstance(exc, ssl.SSLError):
+            from daemoncore.security.tls_client import blocking_refusal
+
             reason = blocking_refusal(exc, self._trust, self.address.host, self.address.port, self._timeout)
             return Unreachable(f"refused {self.address.url()}: {reason}")
         return Unreachable(f"no daemon answers at {self.address}: {_reason(exc)}")
