@@ -216,7 +216,8 @@ class Gangs:
         try:
             execution = self.execution
             pieces: dict[str, list[str]] = {}
-            running = {ad.evaluate("GangId") for ad in execution.queue.query(_RUNNING, projection=("GangId",))}
+            running = {ad.evaluate("GangId") for ad in execution.queue.query(  # running rows only, by index
+                _RUNNING, projection=("GangId",), status=JobStatus.RUNNING)}
             for gang_id in running:
                 if type(gang_id) is not str:
                     continue

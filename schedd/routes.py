@@ -6,7 +6,10 @@ nothing), and runs one queue transaction."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterable, Iterator
+
+from twisted.internet.defer import Deferred
 
 from classad import ConstraintError, compile_constraint
 from classad import quote as quote_string
@@ -41,6 +44,9 @@ from schedd.queue.factory_jobs import ProcMaker, factory_limits
 from schedd.spooling import held_for_input
 from schedd.submit import SubmitError
 from schedd.submit.gangs import gang_procs
+
+#: Longest one turn of the reactor spends on a batched action.
+ACT_SLICE_SECONDS = 0.03
 
 #: HTCondor's action names, as the bindings send them, and what each does here.
 ACTIONS = {
@@ -202,23 +208,10 @@ class ScheddRoutes:
         actor = _actor(request)
         selection = _selection(body, actor)
         self._service.remember_logs()
-        try:
-            action = ACTIONS[name]
-            reason = reason or DEFAULT_REASONS[action].format(user=request.identity.user)
-            result = self._service.queue.act(action, selection, reason, actor=actor)
-        except NotOwnerError as exc:
-            raise Forbidden(str(exc)) from None
-        except JobNotFoundError as exc:
-            raise NotFound(f"{exc}; nothing was changed") from None
-        except InvalidTransitionError as exc:
-            raise Conflict(f"{exc}; nothing was changed") from None
-        except ConstraintError as exc:
-            raise BadRequest(f"$.constraint: {exc}") from None
-        for transition in result.transitions:
-            self._service.record(transition)
-        self._service.queue_changed()
-        refused = [{"id": str(job_id), "reason": why} for job_id, why in result.skipped]
-        return JsonReply({"changed": len(result.transitions), "refused": refused})
+        action = ACTIONS[name]
+        reason = reason or DEFAULT_REASONS[action].format(user=request.identity.user)
+        steps = self._service.queue.act_in_batches(action, selection, reason, actor=actor)
+        return _ActionRun(self._service, steps).start()
 
     def edit(self, request: ApiRequest) -> JsonReply:
         """Set one attribute of jobs by id or constraint; a name that is not a ClassAd
@@ -239,6 +232,65 @@ class ScheddRoutes:
             raise BadRequest(str(exc)) from None
         self._service.queue_changed()
         return JsonReply({"changed": changed})
+
+
+class _ActionRun:
+    """Runs a batched action (:meth:`schedd.queue.JobQueue.act_in_batches`) on the
+    reactor: batches for at most :data:`ACT_SLICE_SECONDS` at a time, the events of
+    each committed batch written before the next, other requests answered in
+    between; the reply (or the error) comes after the last batch."""
+
+    def __init__(self, service, steps) -> None:
+        self._service = service
+        self._steps = steps
+        self._changed = 0
+        self._refused: list[dict] = []
+        self._done: Deferred | None = None
+
+    def start(self) -> "JsonReply | Deferred":
+        """The reply at once when the action fits in one slice, else a Deferred of it."""
+        if self._slice():
+            return self._reply()
+        self._done = Deferred()
+        self._service.reactor.callLater(0, self._next)
+        return self._done
+
+    def _next(self) -> None:
+        try:
+            finished = self._slice()
+        except Exception:
+            self._done.errback()
+            return
+        if finished:
+            self._done.callback(self._reply())
+        else:
+            self._service.reactor.callLater(0, self._next)
+
+    def _slice(self) -> bool:
+        """Run batches for one slice; whether the action is done."""
+        deadline = time.perf_counter() + ACT_SLICE_SECONDS
+        while True:
+            try:
+                result = next(self._steps)
+            except StopIteration:
+                return True
+            except NotOwnerError as exc:
+                raise Forbidden(str(exc)) from None
+            except JobNotFoundError as exc:
+                raise NotFound(f"{exc}; nothing was changed") from None
+            except InvalidTransitionError as exc:
+                raise Conflict(f"{exc}; nothing was changed") from None
+            except ConstraintError as exc:
+                raise BadRequest(f"$.constraint: {exc}") from None
+            self._changed += len(result.transitions)
+            self._refused.extend({"id": str(job_id), "reason": why} for job_id, why in result.skipped)
+            self._service.record_all(result.transitions)
+            if time.perf_counter() >= deadline:
+                return False
+
+    def _reply(self) -> JsonReply:
+        self._service.queue_changed()
+        return JsonReply({"changed": self._changed, "refused": self._refused})
 
 
 def _submit_error(make, *args):

@@ -232,13 +232,33 @@ class ScheddService(DaemonService):
             if where is not None:
                 self._write_events(where, [transition.event])
         if transition.stop_shadow and self.execution is not None:
-            reason = next((str(value) for name, value in transition.changes.items()
-                           if name in ("RemoveReason", "HoldReason") and value is not None), "")
-            try:
-                self.execution.stop_job(transition.job_id, reason)
-            except Exception:
-                _log.failure("schedd: could not stop the shadow of {job}", job=str(transition.job_id))
+            self._stop_shadow(transition)
         self.queue_changed()
+
+    def record_all(self, transitions) -> None:
+        """:meth:`record` for many committed transitions: each event log gets its events
+        in one write (in order), then the shadows of jobs that must stop are stopped."""
+        events: dict[LogTarget, list[Event]] = {}
+        for transition in transitions:
+            if transition.event is not None:
+                where = self._log_for(transition.job_id)
+                if where is not None:
+                    events.setdefault(where, []).append(transition.event)
+        for where, batch in events.items():
+            self._write_events(where, batch)
+        for transition in transitions:
+            if transition.stop_shadow and self.execution is not None:
+                self._stop_shadow(transition)
+        if transitions:
+            self.queue_changed()
+
+    def _stop_shadow(self, transition: Transition) -> None:
+        reason = next((str(value) for name, value in transition.changes.items()
+                       if name in ("RemoveReason", "HoldReason") and value is not None), "")
+        try:
+            self.execution.stop_job(transition.job_id, reason)
+        except Exception:
+            _log.failure("schedd: could not stop the shadow of {job}", job=str(transition.job_id))
 
     def remember_logs(self) -> None:
         """Note each queued cluster's event log before an action may empty it."""
@@ -276,7 +296,8 @@ class ScheddService(DaemonService):
 
     def _procs_name_own_log(self, cluster_id: int) -> bool:
         """Whether any proc of the cluster sets its own UserLog, Iwd, log format or Owner."""
-        return any(decode_entries(row.attrs, _LOG_KEYS) for row in self.queue.db.find_jobs(cluster_id))
+        return any(decode_entries(text, _LOG_KEYS)
+                   for text in self.queue.db.proc_texts_naming(cluster_id, sorted(_LOG_KEYS)))
 
     def _job_log(self, job_id: JobId) -> LogTarget | None:
         row = self.queue.db.get_job(job_id.cluster, job_id.proc)

@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, status INTEGER NOT NULL,
     owner TEXT, attrs TEXT NOT NULL, submitter TEXT, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs (owner, status);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status);
 CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL,
     owner TEXT, left_queue REAL NOT NULL, attrs TEXT NOT NULL);
@@ -227,6 +228,32 @@ class QueueDatabase:
             after = (rows[-1][0], rows[-1][1])
             size = min(size * 2, page_size)
 
+    def jobs_after(self, after: tuple[int, int], limit: int, cluster_id: int | None = None) -> list[JobRow]:
+        """At most ``limit`` procs (of one cluster) whose ids follow ``after``, in id order."""
+        where = "(cluster_id, proc_id) > (?, ?)" + ("" if cluster_id is None else " AND cluster_id = ?")
+        params = [*after] + ([] if cluster_id is None else [cluster_id])
+        rows = self.db.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY cluster_id, proc_id LIMIT ?",
+                               params + [limit]).fetchall()
+        return [_job_row(row) for row in rows]
+
+    def proc_texts_naming(self, cluster_id: int, names: Iterable[str]) -> list[str]:
+        """The stored texts of the cluster's procs that may set one of ``names`` (their
+        text holds the quoted name, any case); the caller decodes them to be sure."""
+        names = list(names)
+        if not names:
+            return []
+        if any(not name.isalnum() for name in names):
+            raise ValueError(f"attribute names to look for must be letters and digits, got {names!r}")
+        test = " OR ".join("attrs LIKE ?" for _ in names)
+        return [row[0] for row in self.db.execute(f"SELECT attrs FROM jobs WHERE cluster_id = ? AND ({test})",
+                                                  [cluster_id] + [f'%"{name}"%' for name in names])]
+
+    def find_other_owner(self, cluster_id: int, owner: str) -> JobRow | None:
+        """One proc of the cluster that ``owner`` does not own, or None."""
+        row = self.db.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE cluster_id = ? AND owner IS NOT ? LIMIT 1",
+                              [cluster_id, owner]).fetchone()
+        return _job_row(row) if row else None
+
     def scan_job_texts(self, page_size: int = PAGE_SIZE) -> Iterator[tuple[int, int, str]]:
         """Every proc as ``(cluster_id, proc_id, attrs)`` in id order, read page by page
         by key (no cursor stays open between pages) for queries that read only the text."""
@@ -321,6 +348,17 @@ class QueueDatabase:
         self.db.execute(
             "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs) VALUES (?, ?, ?, ?, ?)",
             [cluster_id, proc_id, owner, left_queue, attrs_text])
+
+    def move_to_history(self, rows: list[tuple[int, int, str | None, float, str]]) -> set[int]:
+        """Append ``(cluster_id, proc_id, owner, left_queue, attrs)`` history rows, drop
+        those procs from the queue, and drop each cluster left empty (as
+        :meth:`delete_cluster_if_empty`); returns the clusters that went."""
+        self.db.conn.executemany(
+            "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs) VALUES (?, ?, ?, ?, ?)", rows)
+        self.db.conn.executemany("DELETE FROM jobs WHERE cluster_id = ? AND proc_id = ?",
+                                 [(row[0], row[1]) for row in rows])
+        return {cluster_id for cluster_id in dict.fromkeys(row[0] for row in rows)
+                if self.delete_cluster_if_empty(cluster_id)}
 
     def find_history(self, page_size: int = PAGE_SIZE) -> Iterator[HistoryRow]:
         """Finished jobs, newest first, read page by page."""

@@ -39,14 +39,19 @@ from schedd.queue.stored import (
     derive,
     encode_ad,
     encode_entries,
+    entry_texts,
+    history_text,
     merge,
-    merge_texts,
+    pair_fragments,
     submitter_in,
     value_in,
 )
 
 #: Rows in the first page of a query by status (later pages double).
 FIRST_STATUS_PAGE = 16
+
+#: Jobs one transaction of :meth:`JobQueue.act_in_batches` examines.
+ACT_BATCH = 500
 
 #: At most this many procs one factory makes in one :meth:`JobQueue.materialize` pass.
 MATERIALIZE_PER_PASS = 200
@@ -111,7 +116,7 @@ class JobQueue:
         self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
         self._cluster_cache: dict[int, tuple[Entries, ClassAd]] = {}
         self._cluster_pairs: dict[int, dict[str, tuple[str, str]]] = {}
-        self._cluster_texts: dict[int, str] = {}
+        self._cluster_fragments: dict[int, dict[str, str]] = {}
         self.db.add_submitter_column(_stored_submitter)
 
     def close(self) -> None:
@@ -258,8 +263,8 @@ class JobQueue:
     def _forget_cluster(self, cluster_id: int) -> None:
         """Drop what is kept of a cluster whose stored ad changed or went."""
         self._cluster_cache.pop(cluster_id, None)
-        self._cluster_texts.pop(cluster_id, None)
         self._cluster_pairs.pop(cluster_id, None)
+        self._cluster_fragments.pop(cluster_id, None)
 
     def cluster_ad(self, cluster_id: int) -> ClassAd:
         """A cluster's common attributes as one ad.
@@ -473,20 +478,35 @@ class JobQueue:
         cluster, proc = self._changed(row, changes)
         self._store(row, cluster, proc)
 
-    def _leave(self, row: JobRow, proc_text: str, now: int) -> None:
-        cluster_text = self._cluster_texts.get(row.cluster_id)
-        if cluster_text is None:
-            cluster_text = self._cluster_texts[row.cluster_id] = self.db.get_cluster_attrs(row.cluster_id) or "[]"
-        self.db.insert_history(row.cluster_id, row.proc_id, row.owner, now, merge_texts(cluster_text, proc_text))
-        if self.db.delete_job(row.cluster_id, row.proc_id):
-            self._forget_cluster(row.cluster_id)
+    def _leave(self, row: JobRow, proc: "Entries | str", now: int, leaving: list | None = None) -> None:
+        """Move the job, with its proc's entries or stored text, to history: at once,
+        or (with ``leaving``) noted there for :meth:`_flush_leaving` to write with
+        others before the transaction ends."""
+        fragments = self._cluster_fragments.get(row.cluster_id)
+        if fragments is None:
+            if len(self._cluster_fragments) > 256:
+                self._cluster_fragments.clear()
+            fragments = self._cluster_fragments[row.cluster_id] = pair_fragments(self._stored_pairs(row.cluster_id))
+        pairs = json.loads(proc) if isinstance(proc, str) else entry_texts(proc)
+        record = (row.cluster_id, row.proc_id, row.owner, now, history_text(fragments, pairs))
+        if leaving is not None:
+            leaving.append(record)
+        else:
+            self._flush_leaving([record])
 
-    def _apply(self, row: JobRow, transition: Transition, now: int) -> bool:
-        """Write one transition; move the job to history when it may leave. Returns
-        whether it left."""
+    def _flush_leaving(self, leaving: list) -> None:
+        """Write the noted history rows and drop their jobs (and emptied clusters)."""
+        if leaving:
+            for cluster_id in self.db.move_to_history(leaving):
+                self._forget_cluster(cluster_id)
+            leaving.clear()
+
+    def _apply(self, row: JobRow, transition: Transition, now: int, leaving: list | None = None) -> bool:
+        """Write one transition; move the job to history when it may leave (noted in
+        ``leaving`` when given, see :meth:`_leave`). Returns whether it left."""
         cluster, proc = self._changed(row, dict(transition.changes))
-        if not _stays(cluster, proc):
-            self._leave(row, encode_entries(proc), now)
+        if not _stays(cluster, proc, self._cluster(row.cluster_id)[1]):
+            self._leave(row, proc, now, leaving)
             return True
         self._store(row, cluster, proc)
         return False
@@ -509,23 +529,110 @@ class JobQueue:
         named = {(j.cluster, j.proc) for j in selection.ids}
         reason = reason or _DEFAULT_REASONS[action].format(actor=actor or "the schedd")
         with self.db.atomic():
-            transitions, skipped, left = [], [], []
-            now = now_from(self.clock)
             if action is JobAction.Remove:
                 self._stop_factories(selection, actor)
-            for row, ad in self._selected(selection):
-                self._check_owner(row, actor, action.value.lower())
-                try:
-                    transition = make(ad, reason, self.clock)
-                except InvalidTransitionError as exc:
-                    if (row.cluster_id, row.proc_id) in named:
-                        raise
-                    skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
-                    continue
-                transitions.append(transition)
-                if self._apply(row, transition, now):
-                    left.append(transition.job_id)
+            result = self._act_on(make, action, self._selected(selection), reason, actor, named)
             self.history.rotate()
+        return result
+
+    def act_in_batches(self, action: JobAction, selection: JobSelection, reason: str | None = None,
+                       actor: str | None = None, batch: int = ACT_BATCH) -> Iterator[ActResult]:
+        """:meth:`act` for selections of any size, a transaction per ``batch`` jobs
+        examined: each step commits one batch and yields what it did, so a caller on
+        the reactor can answer others between steps. Everything that makes
+        :meth:`act` refuse the whole request (a named job missing, in the wrong state
+        or another's; a named cluster missing or holding another's job; a bad
+        constraint) is checked, changing nothing, before the first batch; a job that
+        changes state between batches is skipped.
+
+        Raises:
+            JobNotFoundError, InvalidTransitionError, NotOwnerError, ConstraintError:
+                as for :meth:`act`, from the first step, with nothing changed.
+        """
+        make = _ACTIONS[action]
+        reason = reason or _DEFAULT_REASONS[action].format(actor=actor or "the schedd")
+        predicate = compile_constraint(selection.constraint) if selection.constraint is not None else None
+        self._check_named(make, action, selection, reason, actor)
+        if action is JobAction.Remove:
+            with self.db.atomic():
+                self._stop_factories(selection, actor)
+        pages = self._selected_pages(selection, predicate, batch)
+        while True:
+            with self.db.atomic():
+                page = next(pages, None)
+                if page is None:
+                    return
+                result = self._act_on(make, action, page, reason, actor, frozenset())
+                self.history.rotate()
+            yield result
+
+    def _check_named(self, make, action: JobAction, selection: JobSelection, reason: str,
+                     actor: str | None) -> None:
+        """Refuse, changing nothing, what :meth:`act` would refuse about named jobs and clusters."""
+        for job_id in selection.ids:
+            row = self.db.get_job(job_id.cluster, job_id.proc)
+            if row is None:
+                raise JobNotFoundError(f"job {job_id} is not in the queue")
+            self._check_owner(row, actor, action.value.lower())
+            make(self._ad_of(row), reason, self.clock)
+        for cluster_id in selection.clusters:
+            if self.db.get_cluster_attrs(cluster_id) is None:
+                raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
+            other = None if actor is None else self.db.find_other_owner(cluster_id, actor)
+            if other is not None:
+                self._check_owner(other, actor, action.value.lower())
+
+    def _selected_pages(self, selection: JobSelection, predicate, batch: int) -> Iterator[list[tuple[JobRow, ClassAd]]]:
+        """The selected jobs with their ads, each once, a page of at most ``batch``
+        examined rows at a time, each page read when asked for (inside its transaction)."""
+        seen: set[tuple[int, int]] = set()
+        for start in range(0, len(selection.ids), batch):
+            rows = (self.db.get_job(j.cluster, j.proc) for j in selection.ids[start:start + batch])
+            page = [(row, self._ad_of(row)) for row in rows if row is not None and _first_time(row, seen)]
+            yield page
+        for cluster_id in selection.clusters:
+            after = (cluster_id, -1)
+            while True:
+                rows = self.db.jobs_after(after, batch, cluster_id)
+                yield [(row, self._ad_of(row)) for row in rows if _first_time(row, seen)]
+                if len(rows) < batch:
+                    break
+                after = (rows[-1].cluster_id, rows[-1].proc_id)
+        if predicate is None:
+            return
+        after = (-1, -1)
+        while True:
+            rows = self.db.jobs_after(after, batch)
+            page = []
+            for row in rows:
+                if (row.cluster_id, row.proc_id) not in seen:
+                    ad = self._ad_of(row)
+                    if predicate(ad):
+                        page.append((row, ad))
+            yield page
+            if len(rows) < batch:
+                return
+            after = (rows[-1].cluster_id, rows[-1].proc_id)
+
+    def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd]], reason: str,
+                actor: str | None, named: "set | frozenset") -> ActResult:
+        """Apply ``make`` to the selected jobs (inside the caller's transaction); a job
+        in ``named`` in the wrong state raises, any other is skipped."""
+        transitions, skipped, left, leaving = [], [], [], []
+        now = now_from(self.clock)
+        for row, ad in selected:
+            self._check_owner(row, actor, action.value.lower())
+            try:
+                transition = make(ad, reason, self.clock)
+            except InvalidTransitionError as exc:
+                if (row.cluster_id, row.proc_id) in named:
+                    raise
+                skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
+                continue
+            transitions.append(transition)
+            if self._apply(row, transition, now, leaving):
+                left.append(transition.job_id)
+        self._flush_leaving(leaving)
         return ActResult(tuple(transitions), tuple(skipped), tuple(left))
 
     def edit(self, selection: JobSelection, attr: str, value: Any, actor: str | None = None) -> int:
@@ -630,6 +737,15 @@ class JobQueue:
         return self.db.count_jobs()
 
 
+def _first_time(row: JobRow, seen: set[tuple[int, int]]) -> bool:
+    """Whether the job is met for the first time (noting it in ``seen``)."""
+    key = (row.cluster_id, row.proc_id)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
 def _factory_state(cluster: Entries) -> factory.FactoryState:
     """A factory's state from its cluster ad's HTCondor attributes."""
     def number(name: str) -> int | None:
@@ -658,7 +774,7 @@ def _stored_submitter(cluster_text: str, proc_text: str) -> str | None:
     return submitter_in(decode_entries(cluster_text, _SUBMITTER_KEYS), decode_entries(proc_text, _SUBMITTER_KEYS))
 
 
-def _stays(cluster: Entries, proc: Entries) -> bool:
+def _stays(cluster: Entries, proc: Entries, cluster_ad: ClassAd) -> bool:
     """Whether a job stays in the queue (see :func:`jobmodel.states.leave_in_queue`),
     building the whole ad only when ``LeaveJobInQueue`` must be evaluated."""
     status = value_in(proc, "jobstatus")
@@ -671,7 +787,7 @@ def _stays(cluster: Entries, proc: Entries) -> bool:
         return True
     if "leavejobinqueue" not in proc and "leavejobinqueue" not in cluster:
         return False
-    return states.leave_in_queue(merge(cluster, proc))
+    return states.leave_in_queue(derive(cluster_ad, proc))
 
 
 def _decided(decision: Decision, ad: ClassAd, clock: ClockLike) -> Transition:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 
 from classad import ClassAd
 from classad.nodes import Literal
@@ -74,6 +75,33 @@ def merge_texts(cluster_text: str, proc_text: str) -> str:
         else:
             merged[name.lower()] = [name, text]
     return json.dumps(list(merged.values()), separators=(",", ":"))
+
+
+def pair_fragments(cluster: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """Each of a cluster's stored pairs as its JSON text, by lower-case name, in order."""
+    return {key: _pair_json(pair) for key, pair in cluster.items()}
+
+
+def history_text(cluster: dict[str, str], proc: Iterable[tuple[str, str | None]]) -> str:
+    """:func:`merge_texts` from a cluster's :func:`pair_fragments` and a proc's
+    ``(name, text)`` pairs (None text: removed): the same text, without reading the
+    cluster's again or printing its attributes anew."""
+    merged = dict(cluster)
+    for name, text in proc:
+        if text is None:
+            merged.pop(name.lower(), None)
+        else:
+            merged[name.lower()] = _pair_json((name, text))
+    return "[" + ",".join(merged.values()) + "]"
+
+
+def entry_texts(entries: Entries) -> Iterator[tuple[str, str | None]]:
+    """Decoded entries as ``(name, text)`` pairs (None text for a removal mark)."""
+    return ((name, None if node is None else unparse_expr(node)) for name, node in entries.values())
+
+
+def _pair_json(pair: tuple[str, str]) -> str:
+    return json.dumps(pair, separators=(",", ":"))
 
 
 def merge(cluster: Entries, proc: Entries) -> ClassAd:

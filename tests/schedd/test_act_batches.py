@@ -1,0 +1,78 @@
+"""A large action runs as batches (``JobQueue.act_in_batches``): each batch commits on
+its own, the batches together do what one ``act`` does, and whatever makes ``act``
+refuse the request is refused before any batch, changing nothing."""
+
+import pytest
+
+from jobmodel.errors import InvalidTransitionError, JobNotFoundError, NotOwnerError
+from jobmodel.states import JobStatus
+from schedd.queue import JobAction, JobQueue, JobSelection
+from tests.schedd.conftest import cluster_ad, proc_ads
+
+
+def _all(queue, action, spec, actor=None, batch=2):
+    return list(queue.act_in_batches(action, JobSelection.from_spec(spec), "test", actor=actor, batch=batch))
+
+
+def test_removal_by_constraint_in_batches_removes_every_job_to_history(queue):
+    """Seven jobs removed two at a time: four batches, all seven in history, none queued."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(5))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(2))
+    results = _all(queue, JobAction.Remove, "true")
+    assert [len(result.transitions) for result in results] == [2, 2, 2, 1]
+    assert sum(len(result.left_queue) for result in results) == 7
+    assert len(queue) == 0
+    assert len(queue.history) == 7
+    assert queue.db.cluster_ids() == []
+
+
+def test_batches_do_what_one_act_does(queue, tmp_path, clock):
+    """Holding by constraint in batches leaves the same ads as one act over a twin queue."""
+    (tmp_path / "twin").mkdir()
+    twin = JobQueue(tmp_path / "twin", clock)
+    for q in (queue, twin):
+        q.submit_cluster(cluster_ad("alice"), proc_ads(5))
+    _all(queue, JobAction.Hold, "ProcId != 2")
+    twin.act(JobAction.Hold, JobSelection.from_spec("ProcId != 2"), "test")
+    assert [dict(ad) for ad in queue.query()] == [dict(ad) for ad in twin.query()]
+    twin.close()
+
+
+def test_a_job_in_the_wrong_state_found_by_constraint_is_skipped(queue):
+    """Releasing by constraint skips the idle jobs, batch by batch, and lists them."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(4))
+    queue.act(JobAction.Hold, JobSelection.from_spec(["1.1"]))
+    results = _all(queue, JobAction.Release, "true")
+    assert sum(len(result.transitions) for result in results) == 1
+    assert sorted(str(job) for result in results for job, _ in result.skipped) == ["1.0", "1.2", "1.3"]
+
+
+@pytest.mark.parametrize("spec, actor, error", [
+    (["1.0", "9.0"], None, JobNotFoundError),
+    (["9"], None, JobNotFoundError),
+    (["1.0", "2.0"], "alice", NotOwnerError),
+    (["2"], "alice", NotOwnerError),
+])
+def test_refusals_come_before_any_batch(queue, spec, actor, error):
+    """A missing or another's named job or cluster refuses the request with nothing removed."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(3))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(3))
+    with pytest.raises(error):
+        _all(queue, JobAction.Remove, spec, actor=actor, batch=1)
+    assert len(queue) == 6
+
+
+def test_a_named_job_in_the_wrong_state_refuses_before_any_batch(queue):
+    """Releasing 1.0 (held) and 1.1 (idle) by id refuses both, releasing nothing."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(2))
+    queue.act(JobAction.Hold, JobSelection.from_spec(["1.0"]))
+    with pytest.raises(InvalidTransitionError):
+        _all(queue, JobAction.Release, ["1.0", "1.1"], batch=1)
+    assert [ad["JobStatus"] for ad in queue.query()] == [JobStatus.HELD, JobStatus.IDLE]
+
+
+def test_a_cluster_and_its_jobs_named_together_are_acted_on_once(queue):
+    """Naming 1.1 and cluster 1 holds each of the three jobs once."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(3))
+    results = _all(queue, JobAction.Hold, ["1.1", "1"])
+    assert sorted(str(t.job_id) for result in results for t in result.transitions) == ["1.0", "1.1", "1.2"]
