@@ -15,6 +15,7 @@ pool gave this one, and the job carries ``RemotePool`` while it runs.
 
 from __future__ import annotations
 
+import base64
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -433,7 +434,12 @@ class Execution(app_service.Service):
         job_ad = self.gangs.with_hosts(job_ad, job_id)
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
-        self._send_activate(claim, shadow, body)
+        inline = shadow.inline_input(ad)
+        counts = None
+        if inline is not None:  # small inputs ride along: the starter need not ask for them
+            body["input"] = base64.b64encode(inline[0]).decode("ascii")
+            counts = inline[1]
+        self._send_activate(claim, shadow, body, counts)
 
     def _match_expanded(self, ad: ClassAd, slot_ad: ClassAd, job_id: JobId) -> ClassAd | None:
         """The job ad with its ``$$()`` macros resolved from the slot, storing the ``MATCH_*``
@@ -455,12 +461,14 @@ class Execution(app_service.Service):
             return None
         return expansion.ad
 
-    def _send_activate(self, claim: Claim, shadow: Shadow, body: dict) -> None:
+    def _send_activate(self, claim: Claim, shadow: Shadow, body: dict, counts: dict | None = None) -> None:
         if self.shadows.get(shadow.job_id) is not shadow:  # stopped or requeued while it waited
             return
         timeout = PENDING_ACTIVATE_TIMEOUT if claim.ready_by is not None else None
         activating = self._client(claim.startd_address, claim.pool, timeout).call(startd_routes.ACTIVATE, body)
-        activating.addErrback(self._activate_failed, shadow, claim, body)
+        if counts is not None:
+            activating.addCallback(lambda _: shadow.input_taken(counts))
+        activating.addErrback(self._activate_failed, shadow, claim, body, counts)
 
     def _presigned(self, ad: ClassAd) -> ClassAd:
         """The job ad with its ``s3://`` inputs presigned, the credential files read
@@ -471,9 +479,9 @@ class Execution(app_service.Service):
         except (TransferError, OSError):
             return ad
 
-    def _activate_failed(self, failure, shadow: Shadow, claim: Claim, body: dict) -> None:
+    def _activate_failed(self, failure, shadow: Shadow, claim: Claim, body: dict, counts: dict | None = None) -> None:
         if _still_pending(failure) and claim.ready_by is not None and self.clock.seconds() < claim.ready_by:
-            self.clock.callLater(PENDING_RETRY, self._send_activate, claim, shadow, body)
+            self.clock.callLater(PENDING_RETRY, self._send_activate, claim, shadow, body, counts)
             return
         _log.warn("activating job {job} on {slot} failed: {why}", job=shadow.job_id, slot=shadow.slot_name,
                   why=failure.getErrorMessage())

@@ -1,7 +1,8 @@
 """One activation of a claim: the job's life on this machine, from fetching its input
 at the schedd to reporting its exit.
 
-Steps: make the sandbox; GET the input tar (JOB_INPUT) and unpack it; start the job
+Steps: make the sandbox; GET the input tar (JOB_INPUT; a small one comes inside
+ACTIVATE instead) and unpack it; start the job
 (:class:`~startd.starter.Starter`); report ``execute``, then ``usage`` every update
 interval; when the job ends, POST its output tar (JOB_OUTPUT, unless it holds no
 file) and report ``exit``; remove the sandbox. A vacate stops the job and reports ``evicted`` instead. A
@@ -98,7 +99,8 @@ class JobRun:
 
     def __init__(self, reactor, link: ScheddLink, job_id: str, job: classad.ClassAd,
                  machine_ad: classad.ClassAd, settings: RunSettings, run_blocking: RunBlocking,
-                 execute_attrs: dict[str, Any], run_as: JobAccount | str | None = None) -> None:
+                 execute_attrs: dict[str, Any], run_as: JobAccount | str | None = None, *,
+                 inline_input: bytes | None = None) -> None:
         self.reactor = reactor
         self.link = link
         self.job_id = job_id
@@ -108,6 +110,8 @@ class JobRun:
         self.run_blocking = run_blocking
         self.execute_attrs = execute_attrs
         self.run_as = run_as
+        #: The input tar the schedd sent inside ACTIVATE (None: GET it with JOB_INPUT).
+        self.inline_input = inline_input
         self.account: Account | None = run_as.account if isinstance(run_as, JobAccount) else None
         self.starter: Starter | None = None
         self.stop_reason: str | None = None
@@ -297,7 +301,11 @@ class JobRun:
     async def _fetch_input(self, plan) -> dict:
         with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
                                            prefix=".input-") as spool:
-            size = await self.link.fetch_input(spool)
+            if self.inline_input is not None:  # it came with the activation: no round trip
+                spool.write(self.inline_input)
+                size, self.inline_input = len(self.inline_input), None
+            else:
+                size = await self.link.fetch_input(spool)
             spool.seek(0)
             received = await self._blocking(stream_is_small(size, plan), _as, self.account, receive_input,
                                             spool, self.sandbox, plan)

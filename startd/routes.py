@@ -9,6 +9,8 @@ vacate or a release, in the claim ending and its resources going back.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 
 import attrs
@@ -44,6 +46,8 @@ from startd.states import Activity, State
 _log = Logger()
 #: The longest ``DrainReason`` the slot ads carry.
 MAX_DRAIN_REASON = 1024
+#: The largest input tar an ACTIVATE may carry inside it (bigger ones go through JOB_INPUT).
+MAX_INLINE_INPUT = 1 << 20
 #: How long an ACTIVATE of a claim still waiting for its victims to end waits before answering 409 pending.
 PENDING_ACTIVATE_WAIT = 30.0
 
@@ -66,6 +70,8 @@ class Activation:
     schedd_address: str
     slot_name: str
     slot_ad: classad.ClassAd = attrs.field(eq=False)
+    #: The job's input tar when the schedd sent it inside ACTIVATE (None: fetch it with JOB_INPUT).
+    input: bytes | None = attrs.field(default=None, eq=False, repr=False)
 
 
 RunFactory = Callable[[Activation], JobRun]
@@ -76,6 +82,27 @@ def _refusal(exc: Exception) -> Exception:
     if isinstance(exc, ClaimError) and str(exc) == UNKNOWN_CLAIM:
         return NotFound(f"claim refused: {exc}")
     return Conflict(f"claim refused: {exc}")
+
+
+def _inline_input(body: dict) -> bytes | None:
+    """The input tar sent inside ACTIVATE (base64 in ``input``), or None when absent.
+
+    Raises:
+        BadRequest: not base64, or larger than :data:`MAX_INLINE_INPUT` bytes.
+    """
+    text = take(body, "input", str, None)
+    if text is None:
+        return None
+    too_big = BadRequest(f"$.input: inline input is limited to {MAX_INLINE_INPUT} bytes; send it with JOB_INPUT")
+    if len(text) > (MAX_INLINE_INPUT + 2) // 3 * 4:
+        raise too_big
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest("$.input: not base64") from None
+    if len(data) > MAX_INLINE_INPUT:
+        raise too_big
+    return data
 
 
 def _job_ad(body: dict) -> classad.ClassAd:
@@ -99,12 +126,15 @@ class StartdRoutes:
 
     ``make_run`` builds the run of an activation; ``slot_ad`` gives a slot's ad as
     the startd publishes it (with its address); ``changed`` is told after every
-    change of the table, so the ads go out again soon.
+    change of the table, so the ads go out again soon, and ``activity_changed`` (``changed``
+    when not given) when only a claimed slot's activity changed (a job started or ended on
+    its claim), which may wait longer.
     """
 
     def __init__(self, table: SlotTable, make_run: RunFactory,
                  slot_ad: Callable[[Slot], classad.ClassAd], changed: Callable[[], None],
-                 leases: LeaseBook | None = None, policy: PreemptPolicy | None = None) -> None:
+                 leases: LeaseBook | None = None, policy: PreemptPolicy | None = None,
+                 activity_changed: Callable[[], None] | None = None) -> None:
         self.table = table
         self.leases = leases if leases is not None else LeaseBook()
         self.policy = policy if policy is not None else PreemptPolicy()
@@ -115,6 +145,7 @@ class StartdRoutes:
         self._make_run = make_run
         self._slot_ad = slot_ad
         self._changed = changed
+        self._activity_changed = activity_changed or changed
         self.runs: dict[str, JobRun] = {}
         self.run_endings: dict[str, Deferred] = {}
         self._releasing: set[str] = set()
@@ -178,31 +209,34 @@ class StartdRoutes:
         report, so the activation may come before that report's answer has ended the run
         here: it then waits for the run's end instead of being refused."""
         body = request.json()
-        reject_unknown(body, {"claim_id", "job_id", "job_ad", "transfer_key", "schedd_address"})
+        reject_unknown(body, {"claim_id", "job_id", "job_ad", "transfer_key", "schedd_address", "input"})
         claim_id = take(body, "claim_id", str)
         job_id = take(body, "job_id", str)
         transfer_key = take(body, "transfer_key", str)
         schedd_address = take(body, "schedd_address", str)
         job = _job_ad(body)
+        inline = _inline_input(body)
         if claim_id in self.pending:
             waited = self._await_pending(claim_id)
-            return waited.addCallback(lambda _: self._start(claim_id, job_id, job, transfer_key, schedd_address))
+            return waited.addCallback(lambda _: self._start(claim_id, job_id, job, transfer_key, schedd_address,
+                                                            inline))
         finishing = self.runs.get(claim_id)
         if finishing is not None and getattr(finishing, "final_report_sent", False):
             waited: Deferred = Deferred()
             self.run_endings[claim_id].addBoth(lambda ending: (waited.callback(None), ending)[1])
-            return waited.addCallback(lambda _: self._start(claim_id, job_id, job, transfer_key, schedd_address))
-        return self._start(claim_id, job_id, job, transfer_key, schedd_address)
+            return waited.addCallback(lambda _: self._start(claim_id, job_id, job, transfer_key, schedd_address,
+                                                            inline))
+        return self._start(claim_id, job_id, job, transfer_key, schedd_address, inline)
 
     def _start(self, claim_id: str, job_id: str, job: classad.ClassAd, transfer_key: str,
-               schedd_address: str) -> JsonReply:
+               schedd_address: str, inline: bytes | None = None) -> JsonReply:
         try:
             slot = self.table.activate(claim_id, job)
         except (ClaimError, SlotStateError) as exc:
             raise _refusal(exc) from None
         try:
             run = self._make_run(Activation(claim_id, job_id, job, transfer_key, schedd_address,
-                                            slot.name, self._slot_ad(slot)))
+                                            slot.name, self._slot_ad(slot), inline))
         except Exception:
             self.table.job_exited(claim_id)
             raise
@@ -213,7 +247,7 @@ class StartdRoutes:
         ending = run.run()
         ending.addCallback(self._run_ended, claim_id, run)
         self.run_endings[claim_id] = ending
-        self._changed()
+        self._activity_changed()
         return JsonReply({"started": True})
 
     def vacate(self, request: ApiRequest) -> JsonReply:
@@ -592,5 +626,7 @@ class StartdRoutes:
             self.leases.job_done(claim_id, self._now())
             _log.info("job {job} {ending}; {slot} stays claimed", job=run.job_id, ending=ending.value,
                       slot=slot.name)
+            self._activity_changed()
+            return ending
         self._changed()
         return ending

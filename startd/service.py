@@ -49,6 +49,10 @@ from startd.slots import Slot, SlotTable
 
 #: How soon after a change the slot ads go out again (changes within it share one update).
 CHANGE_ADVERTISE_DELAY = 0.1
+#: How soon after a change of a claimed slot's activity alone (a job started or ended on
+#: its claim) the ads go out: the negotiator does not hand out claimed slots, so back-to-back
+#: short jobs on reused claims share one update a second instead of sending one each.
+ACTIVITY_ADVERTISE_DELAY = 1.0
 #: HTCondor's ``MACHINE_MAX_VACATE_TIME``: a vacated job has this long (or its own shorter
 #: ``JobMaxVacateTime``) after its ``KillSig`` before it is killed.
 DEFAULT_MACHINE_MAX_VACATE_TIME = 10.0
@@ -87,7 +91,8 @@ class StartdService(DaemonService):
         self._run_blocking = run_blocking
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed,
                                    LeaseBook(lease_terms or LeaseTerms()),
-                                   preempt_policy or PreemptPolicy(vacate_time=run_settings.vacate_time))
+                                   preempt_policy or PreemptPolicy(vacate_time=run_settings.vacate_time),
+                                   activity_changed=self.activity_changed)
         self._lease_loop = task.LoopingCall(self._expire_leases)
         self._lease_loop.clock = reactor
         self._pending_advertise = None
@@ -153,8 +158,21 @@ class StartdService(DaemonService):
 
     def changed(self) -> None:
         """The slots changed: advertise them again shortly."""
-        if self._pending_advertise is None or not self._pending_advertise.active():
-            self._pending_advertise = self.reactor.callLater(CHANGE_ADVERTISE_DELAY, self._advertise_quietly)
+        self._advertise_within(CHANGE_ADVERTISE_DELAY)
+
+    def activity_changed(self) -> None:
+        """Only a claimed slot's activity changed: advertise within :data:`ACTIVITY_ADVERTISE_DELAY`."""
+        self._advertise_within(ACTIVITY_ADVERTISE_DELAY)
+
+    def _advertise_within(self, delay: float) -> None:
+        """Have the slot ads go out at most ``delay`` seconds from now, sharing an update
+        already due by then."""
+        pending = self._pending_advertise
+        if pending is not None and pending.active():
+            if pending.getTime() <= self.reactor.seconds() + delay:
+                return
+            pending.cancel()
+        self._pending_advertise = self.reactor.callLater(delay, self._advertise_quietly)
 
     def _collector(self) -> AsyncClient:
         extra = {"http": self._http} if self._http is not None else {}
@@ -173,7 +191,8 @@ class StartdService(DaemonService):
                          "StartdIpAddr": f"<{self.address}>",
                          "MachineAttrMachine0": self.table.machine.hostname}
         return JobRun(self.reactor, link, activation.job_id, activation.job, activation.slot_ad,
-                      self.run_settings, self._run_blocking, execute_attrs, self.run_as(activation))
+                      self.run_settings, self._run_blocking, execute_attrs, self.run_as(activation),
+                      inline_input=activation.input)
 
     def run_as(self, activation: Activation) -> JobAccount | str | None:
         """The account the activation's job runs as, or why none fits (None: no policy,

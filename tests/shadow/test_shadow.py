@@ -13,7 +13,16 @@ from daemoncore.wire.errors import BadRequest, Conflict, Forbidden
 from jobmodel.eventlog import EventType
 from jobmodel.states import JobId, JobStatus
 from shadow import Ending, Shadow
-from shadow.shadow import exit_record_of, maybe_call, record_run, record_usage, terminated_event, usage_of
+from shadow.shadow import (
+    INLINE_INPUT_BYTES,
+    exit_record_of,
+    maybe_call,
+    record_run,
+    record_run_end,
+    record_usage,
+    terminated_event,
+    usage_of,
+)
 from tests.support.deferreds import resolved
 from tests.support.schedd_queue import START, clock, queue  # noqa: F401 (fixtures)
 from transfer import send_output
@@ -112,6 +121,15 @@ def test_run_wall_clock_time_is_added_to_earlier_runs(clock):
     assert reported["CumulativeRemoteUserCpu"] == 2.0
 
 
+def test_a_runs_end_records_usage_and_committed_time_in_one_change(clock):
+    """record_run_end holds record_run's and commit_run's changes together; without a wall time, record_run's alone."""
+    ad = classad.ClassAd({"ClusterId": 1, "ProcId": 0, "CommittedTime": 10, "JobCurrentStartDate": START - 5})
+    both = record_run_end(ad, {"RemoteUserCpu": 1.0}, 7.0, 6.0, clock).changes
+    assert (both["RemoteWallClockTime"], both["CommittedTime"], both["CommittedSlotTime"]) == (7.0, 16, 6.0)
+    alone = record_run_end(ad, {}, None, None, clock).changes
+    assert alone == record_run(ad, {}, None, clock).changes and "CommittedTime" not in alone
+
+
 def test_terminated_event_carries_usage_and_requests(clock):
     """The 005 event gets the run's usage line and the job's requests for its table."""
     from jobmodel.eventlog import Event, format_text
@@ -142,6 +160,30 @@ def test_input_stream_holds_the_executable_and_inputs_and_counts_bytes(host, que
     data = b"".join(reply.items)
     assert sorted(tarfile.open(fileobj=io.BytesIO(data)).getnames()) == ["in.dat", "job.sh"]
     assert queue.get_job(job)["BytesSent"] > 0
+
+
+def test_small_inputs_go_inside_activate_and_count_once_taken(host, queue, submit_dir):
+    """inline_input gives the same tar JOB_INPUT would; BytesSent is added only by input_taken."""
+    job = submit(queue, submit_dir)
+    shadow = shadow_for(host, job)
+    data, counts = shadow.inline_input(queue.get_job(job))
+    assert sorted(tarfile.open(fileobj=io.BytesIO(data)).getnames()) == ["in.dat", "job.sh"]
+    assert "BytesSent" not in queue.get_job(job)
+    shadow.input_taken(counts)
+    assert queue.get_job(job)["BytesSent"] == counts["BytesSent"] > 0
+    assert host.events() == []
+
+
+def test_inputs_too_big_missing_or_in_directories_are_left_to_job_input(host, queue, submit_dir):
+    """A directory, a missing file or more than INLINE_INPUT_BYTES: None (the starter fetches
+    them, and a missing one is held then); nothing is held or counted here."""
+    (submit_dir / "big.dat").write_bytes(b"x" * (INLINE_INPUT_BYTES + 1))
+    (submit_dir / "tree").mkdir()
+    for inputs in ("in.dat,big.dat", "in.dat,tree", "in.dat,absent.dat"):
+        job = submit(queue, submit_dir, TransferInput=inputs)
+        assert shadow_for(host, job).inline_input(queue.get_job(job)) is None
+        assert queue.get_job(job)["JobStatus"] == JobStatus.IDLE
+    assert host.events() == []
 
 
 def test_missing_input_holds_the_job_with_code_13(host, queue, submit_dir):

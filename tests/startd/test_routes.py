@@ -2,6 +2,7 @@
 and return dynamic slots, activation starts a run, vacate and release stop it and end
 the claim. Runs are stand-ins that record what they were asked and end on demand."""
 
+import base64
 import json
 
 import pytest
@@ -16,7 +17,7 @@ from daemoncore.wire.in_memory import clock_cooperator, encode_request, exchange
 from daemoncore.wire.server import ApiRequest, ApiResource, make_site
 from daemoncore.wire.startd_routes import ACTIVATE
 from startd.job_run import Ending
-from startd.routes import StartdRoutes, remote_user_of
+from startd.routes import MAX_INLINE_INPUT, StartdRoutes, remote_user_of
 from startd.slot_types import plan_slots
 from startd.slots import SlotTable
 
@@ -193,6 +194,27 @@ def test_activation_that_overtakes_the_last_runs_end_waits_for_it(startd):
     assert waiting.result.body == {"started": True}
     assert startd["runs"][-1].job_id == "4.1"
     assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Busy"
+
+
+def test_inputs_sent_inside_activate_reach_the_run_and_bad_ones_are_refused(startd):
+    """A base64 ``input`` in ACTIVATE is handed to the run as bytes; one that is not base64,
+    or is over MAX_INLINE_INPUT, is refused with 400 and starts nothing."""
+    grant = claim(startd).json()
+    body = {"claim_id": grant["claim_id"], "job_id": "4.0", "job_ad": job(), "transfer_key": "t" * 32,
+            "schedd_address": "<127.0.0.1:9618>"}
+    bad = startd["post"]("/activate", {**body, "input": "not base64!"})
+    assert bad.status == 400 and "$.input" in bad.json()["message"]
+    huge = base64.b64encode(b"\0" * (MAX_INLINE_INPUT + 1)).decode()
+    too_big = startd["post"]("/activate", {**body, "input": huge})
+    assert too_big.status == 400 and "JOB_INPUT" in too_big.json()["message"]
+    assert not startd["runs"]
+    tar = b"a tar stream" * 10
+    assert startd["post"]("/activate", {**body, "input": base64.b64encode(tar).decode()}).status == 200
+    [run] = startd["runs"]
+    assert run.activation.input == tar
+    run.end()
+    assert activate(startd, grant, "4.1").status == 200
+    assert startd["runs"][-1].activation.input is None
 
 
 def request_for(body):

@@ -19,7 +19,7 @@ from daemoncore.wire.auth import token_verifier
 from daemoncore.wire.server import ApiResource
 from startd.job_run import RunSettings, exit_attributes, starter_job_ad
 from startd.schedd_link import ScheddLink
-from startd.service import CHANGE_ADVERTISE_DELAY, StartdService, build_startd
+from startd.service import ACTIVITY_ADVERTISE_DELAY, CHANGE_ADVERTISE_DELAY, StartdService, build_startd
 from startd.slot_types import plan_slots
 from startd.slots import SlotTable
 from startd.starter import JobOutcome
@@ -73,6 +73,24 @@ def test_a_change_is_advertised_soon_and_an_ended_dynamic_slot_is_withdrawn(pool
     pool["clock"].advance(CHANGE_ADVERTISE_DELAY)
     assert sorted(stored(pool)) == ["slot1@node1"]
     assert sorted(stored(pool, private=True)) == ["slot1@node1"]
+
+
+def test_an_activity_change_waits_longer_unless_a_claim_change_comes(pool):
+    """A change of activity alone goes out after ACTIVITY_ADVERTISE_DELAY; a claim made meanwhile brings it forward."""
+    service, table, clock = pool["service"], pool["table"], pool["clock"]
+    service.advertise_self({})
+    grant = table.request_claim(table.private_ads()[0]["ClaimId"], classad.ClassAd({"RequestCpus": 1}))
+    service.activity_changed()
+    clock.advance(CHANGE_ADVERTISE_DELAY)
+    assert sorted(stored(pool)) == ["slot1@node1"]
+    clock.advance(ACTIVITY_ADVERTISE_DELAY - CHANGE_ADVERTISE_DELAY)
+    assert sorted(stored(pool)) == ["slot1@node1", "slot1_1@node1"]
+    table.release(grant.claim_id)
+    service.activity_changed()
+    service.changed()
+    clock.advance(CHANGE_ADVERTISE_DELAY)
+    assert sorted(stored(pool)) == ["slot1@node1"]
+    assert not clock.getDelayedCalls()
 
 
 class Unavailable(Resource):
