@@ -10,7 +10,14 @@ Query rates are counted over a bare socket (the schedd is measured, not this
 client's JSON decoding); the 3-attribute query is also read once through
 ``BlockingClient.stream`` to show what a Python client sees.
 
-    python benchmarks/schedd_queue.py [--procs 100000] [--clusters 1000]
+Then the client side, with a collector started beside the schedd so that clients
+find it as users' do: ``htcondor.Schedd().submit(htcondor.Submit(...))`` of a
+one-proc cluster in a loop (``import bindings as htcondor``), beside a bare HTTP
+round trip (GET /v1/ping on a kept connection) and a bare submit request in the same
+run; and ``roost submit job.sub`` as a process, start to exit, beside
+``python -c pass``.
+
+    python benchmarks/schedd_queue.py [--procs 100000] [--clusters 1000] [--bindings-submits 1000] [--cli-runs 10]
 """
 
 from __future__ import annotations
@@ -35,25 +42,40 @@ from daemoncore.wire.daemon_routes import PING
 JOB = "executable = /bin/sleep\narguments = 60\nrequest_memory = 64M\n"
 
 
-def start_schedd(directory: str) -> tuple[subprocess.Popen, str, bytes]:
-    """A schedd process on loopback with its own spool; its process, address and key."""
-    key = create_signing_key(os.path.join(directory, "passwords.d", "POOL"))
-    config = os.path.join(directory, "config")
+def start_schedd(directory: str, collector: str = "", key=None) -> tuple[subprocess.Popen, str, object]:
+    """A schedd process on loopback with its own spool, advertising to ``collector``
+    (none by default); its process, address and the pool key (``key``, else a new one)."""
+    if key is None:
+        key = create_signing_key(os.path.join(directory, "passwords.d", "POOL"))
+    config = write_config(directory, "config", f"COLLECTOR_HOST = {collector}\n")
+    process, address = start_daemon("schedd", directory, config)
+    return process, address, key
+
+
+def write_config(directory: str, name: str, extra: str) -> str:
+    """A daemon configuration in ``directory`` (shared spool, log and pool key) plus ``extra``; its path."""
+    config = os.path.join(directory, name)
     with open(config, "w", encoding="utf-8") as out:
         out.write(f"LOCAL_DIR = {directory}\nLOG = {directory}\nSPOOL = {directory}/spool\n"
                   f"SEC_TOKEN_POOL_SIGNING_KEY_FILE = {directory}/passwords.d/POOL\n"
-                  f"COLLECTOR_HOST =\nPERIODIC_EXPR_INTERVAL = 3600\nMAX_REQUEST_BYTES = 268435456\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("_ROOST_") and k != "COLLECTOR_HOST"}
+                  f"PERIODIC_EXPR_INTERVAL = 3600\nMAX_REQUEST_BYTES = 268435456\n{extra}")
+    return config
+
+
+def start_daemon(module: str, directory: str, config: str) -> tuple[subprocess.Popen, str]:
+    """``python -m module`` on loopback with configuration ``config``; its process and address."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("_ROOST_") and k not in ("COLLECTOR_HOST", "ROOST_TOKEN")}
     env["ROOST_CONFIG"] = config
-    address_file = os.path.join(directory, ".schedd_address")
-    process = subprocess.Popen([sys.executable, "-m", "schedd", "--address-file", address_file], env=env)
+    address_file = os.path.join(directory, f".{module}_address")
+    process = subprocess.Popen([sys.executable, "-m", module, "--address-file", address_file], env=env)
     deadline = time.monotonic() + 30
     while not os.path.exists(address_file):
         if time.monotonic() > deadline or process.poll() is not None:
-            raise SystemExit("the schedd did not start; see its log in " + directory)
+            raise SystemExit(f"the {module} did not start; see its log in {directory}")
         time.sleep(0.05)
     with open(address_file, encoding="utf-8") as handle:
-        return process, handle.read().strip().strip("<>"), key
+        return process, handle.read().strip().strip("<>")
 
 
 #: Seconds between two probes of the schedd's reactor.
@@ -118,13 +140,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--procs", type=int, default=100_000)
     parser.add_argument("--clusters", type=int, default=1_000)
+    parser.add_argument("--bindings-submits", type=int, default=1_000,
+                        help="one-proc clusters submitted through htcondor.Schedd().submit in a loop")
+    parser.add_argument("--cli-runs", type=int, default=10, help="`roost submit job.sub` processes timed")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe:
         probe(args.probe)
         return 0
     with tempfile.TemporaryDirectory(prefix="roost-bench-") as directory:
-        process, address, key = start_schedd(directory)
+        key = create_signing_key(os.path.join(directory, "passwords.d", "POOL"))
+        collector, collector_address = start_daemon("collector", directory,
+                                                    write_config(directory, "config.collector", "COLLECTOR_HOST =\n"))
+        process, address, key = start_schedd(directory, collector_address, key)
         prober = subprocess.Popen([sys.executable, __file__, "--probe", address], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         try:
@@ -132,12 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if prober.poll() is None:
                 prober.kill()
-            process.terminate()
-            process.wait(timeout=30)
+            for daemon in (process, collector):
+                daemon.terminate()
+                daemon.wait(timeout=30)
     return 0
 
 
-def measure(args, directory: str, process: subprocess.Popen, address: str, key: bytes,
+def measure(args, directory: str, process: subprocess.Popen, address: str, key,
             prober: subprocess.Popen) -> None:
     """Run the phases against the schedd at ``address``, telling ``prober`` each one, and print."""
     token = issue_token(key, "bench@pool", ["WRITE"])
@@ -192,6 +221,10 @@ def measure(args, directory: str, process: subprocess.Popen, address: str, key: 
     seconds, answer = timed(lambda: client.call(api.ACT, {"action": "Remove", "constraint": "true",
                                                            "reason": "benchmark"}))
     print(f"rm of {answer['changed']} jobs by constraint: {seconds:.2f} s")
+    phase("bindings submit loop")
+    measure_bindings_submits(args.bindings_submits, directory, token, client)
+    phase("roost submit processes")
+    measure_cli_submits(args.cli_runs, directory, token)
     phase("end")
     time.sleep(0.2)
     stalls = json.loads(prober.communicate(timeout=60)[0])
@@ -204,6 +237,69 @@ def measure(args, directory: str, process: subprocess.Popen, address: str, key: 
             print(f"  {name}: {found['max_ms']:.0f} ms (p50 {found['p50_ms']:.1f} ms, {found['probes']} probes)")
         else:
             print(f"  {name}: no probe answered during the phase")
+
+
+def client_environment(directory: str, token: str) -> dict[str, str]:
+    """The environment of a user of the benchmark's pool: its collector configured, the token given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_ROOST_") and k != "COLLECTOR_HOST"}
+    env["ROOST_CONFIG"] = os.path.join(directory, "config")  # the schedd's: COLLECTOR_HOST names the collector
+    env["ROOST_TOKEN"] = token
+    return env
+
+
+def rate(count: int, work) -> float:
+    """Calls of ``work`` per second over ``count`` calls (after one untimed call)."""
+    work()
+    seconds, _ = timed(lambda: [work() for _ in range(count)])
+    return count / seconds
+
+
+def measure_bindings_submits(count: int, directory: str, token: str, client: BlockingClient) -> None:
+    """``htcondor.Schedd().submit(htcondor.Submit(...))`` of one-proc clusters in a loop, beside a
+    bare round trip and a bare submit request, each on a kept connection, in this run."""
+    import bindings as htcondor
+
+    saved = dict(os.environ)
+    os.environ.update(client_environment(directory, token))
+    here = os.getcwd()
+    os.chdir(directory)
+    try:
+        schedd = htcondor.Schedd()
+        job = htcondor.Submit({"executable": "/bin/sleep", "arguments": "60", "request_memory": "64M"})
+        ping = rate(count, lambda: client.call(PING))
+        small = {"description": JOB + "queue 1\n", "iwd": directory}
+        bare = rate(count, lambda: client.call(api.SUBMIT, small))
+        through = rate(count, lambda: schedd.submit(job))
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(saved)
+    print(f"htcondor.Schedd().submit(Submit) of a one-proc cluster, {count} in a loop: {through:.0f}/s "
+          f"(bare GET /v1/ping round trip {ping:.0f}/s, bare POST /v1/jobs of one proc {bare:.0f}/s; "
+          f"the bindings reach {through / bare:.0%} of the bare submit)")
+
+
+def measure_cli_submits(runs: int, directory: str, token: str) -> None:
+    """``roost submit job.sub`` as a process, start to exit, beside ``python -c pass``, alternating."""
+    import shutil
+    import statistics
+
+    env = client_environment(directory, token)
+    with open(os.path.join(directory, "job.sub"), "w", encoding="utf-8") as out:
+        out.write(JOB + "queue\n")
+    roost = shutil.which("roost") or os.path.join(os.path.dirname(sys.executable), "roost")
+    commands = {"python -c pass": [sys.executable, "-c", "pass"], "roost submit job.sub": [roost, "submit", "job.sub"]}
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for run in range(runs + 1):  # the first run of each is a warm-up (caches, the grammar's included)
+        for name, command in commands.items():
+            seconds, done = timed(lambda: subprocess.run(command, env=env, cwd=directory, capture_output=True))
+            if done.returncode != 0:
+                raise SystemExit(f"{name} failed: {done.stderr.decode(errors='replace')}")
+            if run:
+                times[name].append(seconds)
+    base, submit = (statistics.median(times[name]) * 1000 for name in commands)
+    print(f"roost submit job.sub, start to exit, median of {runs}: {submit:.0f} ms "
+          f"(python -c pass {base:.0f} ms; {submit / base:.1f}x)")
 
 
 if __name__ == "__main__":
