@@ -19,6 +19,8 @@ from classad import nodes as e
 CACHE_LIMIT = 30_000
 #: Longer definitions are not remembered.
 TEXT_LIMIT = 512
+#: Values remembered per attribute name (until the cache is emptied).
+PER_NAME_LIMIT = 256
 
 _new = object.__new__
 _set_value = e.Literal.__dict__["value"].__set__
@@ -40,14 +42,43 @@ def make_hit(name: str, node, entry_cls) -> tuple:
     return (name.lower(), shared, name, node)
 
 
-def remember(cache: dict, key, hit: tuple, size: int) -> None:
-    """Store ``hit`` under ``key`` unless its text is longer than :data:`TEXT_LIMIT`;
-    a full cache is emptied first."""
+def remember(cache: dict, key, value, size: int) -> None:
+    """Store ``value`` under ``key`` in a plain cache unless its text is longer than
+    :data:`TEXT_LIMIT`; a full cache is emptied first."""
     if size > TEXT_LIMIT:
         return
     if len(cache) >= CACHE_LIMIT:
         cache.clear()
-    cache[key] = hit
+    cache[key] = value
+
+
+class Hits(dict):
+    """One reader's cache: a dictionary of hits (its ``get`` is the plain one) that
+    remembers at most :data:`PER_NAME_LIMIT` values per attribute name, so that
+    names whose value differs in every ad (``Name``, ``Disk``) neither crowd out
+    the values that recur nor make the cache fill and empty over and over."""
+
+    __slots__ = ("per_name",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.per_name: dict[str, int] = {}
+
+    def remember(self, key, hit: tuple, size: int) -> None:
+        """Store ``hit`` under ``key`` unless its text is longer than
+        :data:`TEXT_LIMIT` or its name has had its share; a full cache is emptied."""
+        if size > TEXT_LIMIT:
+            return
+        per_name = self.per_name
+        count = per_name.get(hit[0], 0)
+        if count >= PER_NAME_LIMIT:
+            return
+        if len(self) >= CACHE_LIMIT:
+            self.clear()
+            per_name.clear()
+            count = 0
+        per_name[hit[0]] = count + 1
+        self[key] = hit
 
 
 def attrs_from_hits(hits: list, entry_cls) -> dict:

@@ -12,13 +12,12 @@ HTCondor's rules, which also reports the errors.
 from __future__ import annotations
 
 import json
-import operator
 import re
 from collections.abc import Iterator
 
 from classad import limits
 from classad import nodes as e
-from classad.entries import attrs_from_hits, literal, make_hit, remember
+from classad.entries import Hits, attrs_from_hits, literal
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer
@@ -227,14 +226,14 @@ def _refuse_constant(word: str):
 
 
 #: Objects come out as tuples of pairs, so that they differ from lists (arrays) and
-#: keep duplicate names for :func:`merge_entries`.
-_DECODER = json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_refuse_constant)
+#: keep duplicate names for :func:`merge_entries`. Numbers come out as their text in
+#: bytes, so that no two values of different types are equal (1, 1.0 and true are,
+#: as are 0.0 and -0.0) and a decoded pair can be a key of :data:`_HITS` as it is.
+_DECODER = json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_refuse_constant,
+                            parse_int=str.encode, parse_float=str.encode)
 
-#: Hits (:mod:`classad.entries`) of attributes read before, by ``((name, value),
-#: type of value)``: 1, 1.0 and true are equal keys otherwise. Reals are not
-#: remembered (0.0 and -0.0 are equal keys too), nor long strings.
-_HITS: dict = {}
-_second = operator.itemgetter(1)
+#: Hits (:mod:`classad.entries`) of attributes read before, by decoded pair.
+_HITS = Hits()
 
 
 def _fast_attrs(text: str, pos: int, entry_cls):
@@ -243,15 +242,14 @@ def _fast_attrs(text: str, pos: int, entry_cls):
     pairs, end = _DECODER.raw_decode(text, pos)
     if type(pairs) is not tuple or _ambiguous(text, pos, end):
         raise _Refused
-    keys = list(zip(pairs, map(type, map(_second, pairs))))
     try:
-        hits = list(map(_HITS.get, keys))
+        hits = list(map(_HITS.get, pairs))
     except TypeError:  # a list in a value: no key
-        hits = [None] * len(keys)
+        hits = [None] * len(pairs)
     if None in hits:
         for k, hit in enumerate(hits):
             if hit is None:
-                hits[k] = _read_hit(keys[k], entry_cls)
+                hits[k] = _read_hit(pairs[k], entry_cls)
     return attrs_from_hits(hits, entry_cls), end
 
 
@@ -270,20 +268,41 @@ def _ambiguous(text: str, pos: int, end: int) -> bool:
     return False
 
 
-def _read_hit(key: tuple, entry_cls) -> tuple:
-    """The hit of one decoded attribute, remembered under ``key`` when its value is
-    an integer, a boolean or a short string."""
-    (name, value), t = key
+def _read_hit(pair: tuple, entry_cls) -> tuple:
+    """The hit of one decoded attribute, remembered when its value is a number, a
+    boolean, null or a short string."""
+    name, value = pair
     if not name:
         raise _Refused
-    if t is str and value[:1] != "/" or t is float or t is bool:
+    t = type(value)
+    if t is bytes:
+        node = literal(_number(value))
+    elif t is str and value[:1] != "/":
         node = literal(value)
+    else:
+        node = _node(value, 1)
+    if type(node) is e.Literal:
         hit = (name.lower(), entry_cls(name, node), name, node)
     else:
-        hit = make_hit(name, _node(value, 1), entry_cls)
-    if t is int or t is bool or t is str:
-        remember(_HITS, key, hit, len(name) + (len(value) if t is str else 0))
+        hit = (name.lower(), None, name, node)
+    if t is str or t is bytes or t is bool or value is None:
+        _HITS.remember(pair, hit, len(name) + (len(value) if t is str or t is bytes else 0))
     return hit
+
+
+def _number(text: bytes):
+    """The value of a JSON number's text: a real with a fraction or an exponent, else
+    an integer, which must fit in 64 bits (HTCondor reads a larger one as 0, or
+    refuses it when very long: the slow reader does both)."""
+    if text.isdigit():
+        value = int(text)
+    elif b"." in text or b"e" in text or b"E" in text:
+        return float(text)
+    else:
+        value = int(text)
+    if not INT_MIN <= value <= INT_MAX:
+        raise _Refused
+    return value
 
 
 def _node(value, depth: int):
@@ -293,11 +312,9 @@ def _node(value, depth: int):
         if value[:6].lower() == "/expr(" and value.endswith(")/"):
             return parse_expression(value[6:-2])
         return literal(value)
-    if t is int:
-        if not INT_MIN <= value <= INT_MAX:
-            raise _Refused  # HTCondor reads it as 0, or refuses it when very long
-        return literal(value)
-    if t is float or t is bool:
+    if t is bytes:
+        return literal(_number(value))
+    if t is bool:
         return literal(value)
     if value is None:
         return literal(UNDEFINED)

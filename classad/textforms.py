@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from classad import nodes as e
-from classad.entries import attrs_from_hits, literal, make_hit, remember
+from classad.entries import Hits, attrs_from_hits, literal, make_hit, remember
 from classad.errors import ClassAdParseError
 from classad.jsonsource import parse_json_ads
 from classad.parser import parse_expression, parse_expression_prefix
@@ -71,7 +71,7 @@ _NOT_QUICK = ("'", "\\", "[", "{", "}", "//", "/*")
 
 #: Hits (:mod:`classad.entries`) of plain definitions: by their text, and by
 #: ``(name, value text)`` as :data:`_PLAIN_DEF` finds them.
-_NEW_DEFS: dict = {}
+_NEW_DEFS = Hits()
 
 
 def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
@@ -113,7 +113,7 @@ def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
                     hit = _new_def(name, value, entry_cls)
                     if hit is None:
                         return None
-                remember(_NEW_DEFS, defs[k], hit, len(defs[k]))
+                _NEW_DEFS.remember(defs[k], hit, len(defs[k]))
                 hits[k] = hit
     return attrs_from_hits(hits, entry_cls), end + 1
 
@@ -130,7 +130,7 @@ def _plain_new_attrs(body: str, entry_cls) -> dict | None:
                 hit = _new_def(*pairs[k], entry_cls)
                 if hit is None:
                     return None
-                remember(_NEW_DEFS, pairs[k], hit, len(pairs[k][0]) + len(pairs[k][1]))
+                _NEW_DEFS.remember(pairs[k], hit, len(pairs[k][0]) + len(pairs[k][1]))
                 hits[k] = hit
     return attrs_from_hits(hits, entry_cls)
 
@@ -351,7 +351,7 @@ def parse_old_line(line: str, lineno: int = 1):
 
 
 #: Hits (:mod:`classad.entries`) of old-syntax lines, by the line's text.
-_OLD_LINES: dict = {}
+_OLD_LINES = Hits()
 
 
 def parse_old_ads(text: str) -> Iterator:
@@ -407,7 +407,7 @@ def _old_hit(line: str, lineno: int, entry_cls) -> tuple:
         hit = make_hit(name, node, entry_cls)
     else:
         hit = (name.lower(), entry_cls(name, node), name, node)
-    remember(_OLD_LINES, line, hit, len(line))
+    _OLD_LINES.remember(line, hit, len(line))
     return hit
 
 
