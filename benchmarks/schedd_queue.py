@@ -280,11 +280,15 @@ def measure_bindings_submits(count: int, directory: str, token: str, client: Blo
 
 
 def measure_cli_submits(runs: int, directory: str, token: str) -> None:
-    """``roost submit job.sub`` as a process, start to exit, beside ``python -c pass``, alternating."""
+    """``roost submit job.sub`` as a process, start to exit, beside ``python -c pass``, alternating;
+    with bytecode cached as an installed roost has it (in a folder of the benchmark's own,
+    even where PYTHONDONTWRITEBYTECODE is set, so the source tree is left alone)."""
     import shutil
     import statistics
 
     env = client_environment(directory, token)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(directory, "pycache")
     with open(os.path.join(directory, "job.sub"), "w", encoding="utf-8") as out:
         out.write(JOB + "queue\n")
     roost = shutil.which("roost") or os.path.join(os.path.dirname(sys.executable), "roost")
