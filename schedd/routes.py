@@ -118,9 +118,8 @@ class ScheddRoutes:
         if cluster_id is not None and stored != cluster_id:
             raise RuntimeError(f"cluster {stored} stored where {cluster_id} was expanded")
         self._service.submitted(stored, len(cluster.proc_ads))
-        cluster_ad = queue.get_job(JobId(stored, 0))
         return JsonReply({"cluster": stored, "first_proc": 0, "num_procs": len(cluster.proc_ads),
-                          "cluster_ad": ad_to_json(cluster_ad)})
+                          "cluster_ad": queue.job_wire(JobId(stored, 0))})
 
     def _factory(self, digest: FactoryDigest, limit: int | None, max_idle: int | None) -> JsonReply:
         """Store a description with max_materialize or max_idle as a job factory (its

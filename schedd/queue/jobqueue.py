@@ -29,7 +29,7 @@ from jobmodel.errors import (
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue import factory
-from schedd.queue.answers import answer_blocks, wanted_order
+from schedd.queue.answers import WireText, answer_blocks, job_line, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selection import JobSelection
@@ -117,6 +117,8 @@ class JobQueue:
         self._cluster_cache: dict[int, tuple[Entries, ClassAd]] = {}
         self._cluster_pairs: dict[int, dict[str, tuple[str, str]]] = {}
         self._cluster_fragments: dict[int, dict[str, str]] = {}
+        #: Wire JSON of stored texts, kept across submit replies (bounded, see WireText).
+        self._wire = WireText()
         self.db.add_submitter_column(_stored_submitter)
 
     def close(self) -> None:
@@ -147,13 +149,15 @@ class JobQueue:
         with self.db.atomic():
             cluster_id = self.db.allocate_cluster_id()
             common["ClusterId"] = cluster_id
-            self.db.insert_cluster(cluster_id, encode_ad(common))
-            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common))
+            common_text = encode_ad(common)
+            self.db.insert_cluster(cluster_id, common_text)
+            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common, common_text=common_text))
         return cluster_id
 
-    def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd, first_proc: int = 0):
+    def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd, first_proc: int = 0,
+                   common_text: str | None = None):
         status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
-        cluster_entries = decode_entries(encode_ad(common), _SUBMITTER_KEYS)
+        cluster_entries = decode_entries(common_text or encode_ad(common), _SUBMITTER_KEYS)
         for proc_id, proc in enumerate(procs, first_proc):
             diff = proc.copy()
             diff["ProcId"] = proc_id
@@ -323,6 +327,18 @@ class JobQueue:
         if row is None:
             raise JobNotFoundError(f"job {job_id} is not in the queue")
         return self._ad_of(row)
+
+    def job_wire(self, job_id: JobId) -> dict:
+        """One job's whole ad in its wire form (as ``ad_to_json(get_job(...))``), read
+        off the stored text without building the ad.
+
+        Raises:
+            JobNotFoundError: no such job in the queue.
+        """
+        row = self.db.get_job(job_id.cluster, job_id.proc)
+        if row is None:
+            raise JobNotFoundError(f"job {job_id} is not in the queue")
+        return json.loads(job_line(self._stored_pairs(row.cluster_id), row.attrs, None, self._wire))
 
     def status_of(self, job_id: JobId) -> JobStatus:
         """One job's ``JobStatus``, read from its row without decoding its ad (the shadow

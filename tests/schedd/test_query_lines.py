@@ -65,3 +65,10 @@ def test_screen_names_what_a_constraint_reads():
     assert screened_names("JobStatus == 1 && MY.ProcId >= 0") == frozenset({"jobstatus", "my", "procid"})
     assert screened_names('eval("Arg") > 5') is None
     assert screened_names("unparse(Requirements) == \"x\"") is None
+
+
+def test_job_wire_is_the_wire_form_of_the_job_ad(varied):
+    """A job's wire form read off its stored text is ad_to_json of its ad."""
+    from jobmodel.states import JobId
+    for job_id in (JobId(1, 0), JobId(1, 2), JobId(2, 1)):
+        assert varied.job_wire(job_id) == ad_to_json(varied.get_job(job_id))
