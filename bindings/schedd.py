@@ -50,9 +50,14 @@ class QueryOpt(enum.IntEnum):
 
 
 class SubmitResult:
-    """What a submit made: a cluster id, its procs and the cluster's common ad."""
+    """What a submit made: a cluster id, its procs and the cluster's common ad.
 
-    def __init__(self, cluster: int, first_proc: int, num_procs: int, cluster_ad: classad.ClassAd) -> None:
+    ``cluster_ad`` may be the ad as the schedd answered it (its JSON form): it is
+    decoded only when :meth:`clusterad` is first called, so a script submitting in a
+    loop does not pay for an ad it never reads."""
+
+    def __init__(self, cluster: int, first_proc: int, num_procs: int,
+                 cluster_ad: classad.ClassAd | Mapping[str, object]) -> None:
         self._cluster = cluster
         self._first_proc = first_proc
         self._num_procs = num_procs
@@ -71,7 +76,13 @@ class SubmitResult:
         return self._num_procs
 
     def clusterad(self) -> classad.ClassAd:
-        """The ad of the cluster's first job."""
+        """The ad of the cluster's first job.
+
+        Raises:
+            ValueError: the schedd's answer held no valid ad.
+        """
+        if not isinstance(self._cluster_ad, classad.ClassAd):
+            self._cluster_ad = ad_from_json(self._cluster_ad, "the cluster ad")
         return self._cluster_ad
 
     def __str__(self) -> str:
@@ -147,8 +158,7 @@ class Schedd:
         if spool:
             body["spool"] = True
         answer = self._client.call(api.SUBMIT, body)
-        return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"],
-                            ad_from_json(answer["cluster_ad"], "the cluster ad"))
+        return SubmitResult(answer["cluster"], answer["first_proc"], answer["num_procs"], answer["cluster_ad"])
 
     def spool(self, ad_list: Iterable[classad.ClassAd]) -> None:
         """Send the input files of jobs submitted with ``spool=True`` to the schedd's spool
