@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Iterator
 
 from collector.screening import Screen
-from collector.store import StoredAd
+from collector.store import StoredAd, projection_key
 
 #: Longest the reactor is held building one block.
 SLICE_SECONDS = 0.005
@@ -28,6 +28,7 @@ def answer_blocks(snapshot: Iterable[StoredAd], now: float, screen: Screen, proj
     if limit is not None and limit <= 0:
         return
     wanted = tuple(dict.fromkeys(name.lower() for name in projection))
+    key = projection_key(wanted)
     everything = screen.everything
     predicate = screen.predicate
     clock = time.perf_counter
@@ -38,7 +39,7 @@ def answer_blocks(snapshot: Iterable[StoredAd], now: float, screen: Screen, proj
         if stored.expires_at > now:
             verdict = True if everything else stored.verdict(screen)
             if verdict or (verdict is None and predicate(stored.ad)):
-                line = stored.projected_line(wanted) if wanted else stored.line
+                line = stored.projected_line(wanted, key) if wanted else stored.line
                 lines.append(line)
                 size += len(line)
                 found += 1

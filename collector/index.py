@@ -21,37 +21,40 @@ INDEXED_ATTRIBUTES = ("name", "machine", "state", "activity", "slottype", "sched
 
 @define
 class EqualityIndex:
-    """Ads of one type by the folded string value of each indexed attribute. Mutable:
-    it follows the store's updates."""
+    """Ads of one type by the folded string value of each indexed attribute, each held
+    as its store key and stored order (strings and numbers only: dicts of them are no
+    work for Python's garbage collector, one dict of ads per distinct Name would be).
+    Mutable: it follows the store's updates."""
 
-    _by_value: dict[str, dict[str, dict[str, object]]] = field(factory=dict)
-    _expressions: dict[str, dict[str, object]] = field(factory=dict)
+    _by_value: dict[str, dict[str, dict[str, int]]] = field(factory=dict)
+    _expressions: dict[str, dict[str, int]] = field(factory=dict)
 
     def add(self, stored) -> None:
         """Index ``stored`` (a :class:`collector.store.StoredAd`) under its key."""
         for name in INDEXED_ATTRIBUTES:
             holder = self._holder(stored, name)
             if holder is not None:
-                holder[stored.key] = stored
+                holder[stored.key] = stored.seq
 
     def discard(self, stored) -> None:
-        """Forget ``stored`` if it is the ad indexed under its key (an emptied value
-        is forgotten too, so ads that come and go leave nothing behind)."""
+        """Forget ``stored``'s key under its values (an emptied value is forgotten too,
+        so ads that come and go leave nothing behind)."""
         for name in INDEXED_ATTRIBUTES:
             value = stored.literals.get(name)
             if type(value) is str:
                 by_value = self._by_value.get(name, {})
-                _forget(by_value, fold_case(value), stored)
+                _forget(by_value, fold_case(value), stored.key)
             else:
-                _forget(self._expressions, name, stored)
+                _forget(self._expressions, name, stored.key)
 
-    def candidates(self, name: str, value: str) -> list | None:
-        """The ads in which ``name == value`` can be true, or None when ``name`` is
-        not indexed."""
+    def candidates(self, name: str, value: str) -> dict[str, int] | None:
+        """The keys (with their stored order) of the ads in which ``name == value`` can
+        be true, or None when ``name`` is not indexed."""
         if name not in INDEXED_ATTRIBUTES:
             return None
-        found = list(self._by_value.get(name, {}).get(fold_case(value), {}).values())
-        return found + list(self._expressions.get(name, {}).values())
+        found = self._by_value.get(name, {}).get(fold_case(value), {})
+        expressions = self._expressions.get(name)
+        return {**found, **expressions} if expressions else found
 
     def _holder(self, stored, name: str) -> dict | None:
         value = stored.literals.get(name)
@@ -62,9 +65,7 @@ class EqualityIndex:
         return None
 
 
-def _forget(holders: dict[str, dict], which: str, stored) -> None:
+def _forget(holders: dict[str, dict], which: str, key: str) -> None:
     holder = holders.get(which)
-    if holder is not None and holder.get(stored.key) is stored:
-        del holder[stored.key]
-        if not holder:
-            del holders[which]
+    if holder is not None and holder.pop(key, None) is not None and not holder:
+        del holders[which]

@@ -3,6 +3,7 @@ its own Collector ad, which it parses and stores directly instead of sending to 
 
 from __future__ import annotations
 
+import gc
 import os
 
 from twisted.internet import task
@@ -33,8 +34,9 @@ class CollectorService(DaemonService):
     def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None,
                  sweep_interval: float = DEFAULT_SWEEP_SECONDS, authority: Authority | None = None,
                  revocation_path: str | None = None, trust_directory: str | None = None,
-                 flock: FlockPolicy = NO_FLOCKING) -> None:
+                 flock: FlockPolicy = NO_FLOCKING, freeze_held: bool = False) -> None:
         super().__init__(settings, reactor, key)
+        self._freeze_held = freeze_held
         self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority, revocation_path)
         self._revocations = RevocationRoutes(revocation_path, reactor)
         self._trust = TrustRoutes(trust_directory, reactor)
@@ -77,6 +79,21 @@ class CollectorService(DaemonService):
             return
         if dropped:
             _log.info("collector: {dropped} ads expired", dropped=dropped)
+        if self._freeze_held:
+            freeze_held_objects()
+
+
+def freeze_held_objects() -> None:
+    """Leave every object alive now out of Python's later cyclic garbage collections.
+
+    A full collection walks every object that can hold others: at 100,000 stored ads
+    that is 0.3 s or more with the reactor held, every minute or so as ads are replaced.
+    The store's ads hold no reference cycles, so reference counting frees a frozen ad
+    when it is replaced or expires, and collections then walk only what was made since
+    the last sweep. The cost: a reference cycle alive at a sweep and dropped later
+    (rare: the collector's own structures break their cycles) stays in memory.
+    """
+    gc.freeze()
 
 
 def build_collector(settings: DaemonSettings, reactor, config: Config) -> CollectorService:
@@ -89,7 +106,7 @@ def build_collector(settings: DaemonSettings, reactor, config: Config) -> Collec
     sweep = config.param_duration("COLLECTOR_SWEEP_INTERVAL", DEFAULT_SWEEP_SECONDS)
     return CollectorService(settings, reactor, sweep_interval=sweep, authority=pool_authority(config),
                             revocation_path=revocation_file(config), trust_directory=trust_dir(config),
-                            flock=flock_policy(config))
+                            flock=flock_policy(config), freeze_held=True)
 
 
 def flock_policy(config: Config, trusted: TrustedPools = PROCESS_TRUSTED_POOLS) -> FlockPolicy:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from operator import attrgetter
 
 from attrs import define, field, frozen
 
@@ -53,12 +52,13 @@ class StoredAd:
     literals: dict[str, object] = field(factory=dict, repr=False)
     #: When the ad's key was first stored (kept by replacements): answers come in this order.
     seq: int = 0
-    #: The NDJSON lines of the first few projections asked for, by their lower-case names.
-    _projected_lines: dict[tuple[str, ...], bytes] = field(factory=dict, repr=False, eq=False)
+    #: The NDJSON lines of the first few projections asked for, by :func:`projection_key`.
+    _projected_lines: dict[str, bytes] = field(factory=dict, repr=False, eq=False)
     #: What the first few constraints' screens told of this ad, by constraint text.
     _verdicts: dict[str, bool | None] = field(factory=dict, repr=False, eq=False)
-    #: The ad parsed from ``wire`` once a constraint needed it (at most one entry).
-    _parsed: list = field(factory=list, repr=False, eq=False)
+    #: The ad parsed from ``wire`` once a constraint needed it (set once, in place: a
+    #: list or dict here would be one more object for the garbage collector per ad).
+    _parsed: object = field(default=None, init=False, repr=False, eq=False)
 
     @property
     def ad(self) -> object:
@@ -67,9 +67,9 @@ class StoredAd:
         handful of objects instead of one per attribute)."""
         if self._ad is not None:
             return self._ad
-        if not self._parsed:
-            self._parsed.append(ad_from_json(self.wire, f"the {self.ad_type} ad {self.name!r}"))
-        return self._parsed[0]
+        if self._parsed is None:
+            object.__setattr__(self, "_parsed", ad_from_json(self.wire, f"the {self.ad_type} ad {self.name!r}"))
+        return self._parsed
 
     def verdict(self, screen: Screen) -> bool | None:
         """``screen.screened`` of this ad's literal values, kept for the next query with
@@ -87,15 +87,24 @@ class StoredAd:
         keys = self.keys_by_lower
         return {keys[name]: self.wire[keys[name]] for name in lowered_names if name in keys}
 
-    def projected_line(self, lowered_names: tuple[str, ...]) -> bytes:
+    def projected_line(self, lowered_names: tuple[str, ...], key: str | None = None) -> bytes:
         """:meth:`project` as an NDJSON line, kept for the next query of the same
-        projection (ads are replaced, never changed, so it cannot go stale)."""
-        line = self._projected_lines.get(lowered_names)
+        projection (ads are replaced, never changed, so it cannot go stale); ``key`` is
+        :func:`projection_key` of the names, worked out once by a caller asking many ads."""
+        if key is None:
+            key = projection_key(lowered_names)
+        line = self._projected_lines.get(key)
         if line is None:
             line = encode_line(self.project(lowered_names))
             if len(self._projected_lines) < CACHED_PROJECTIONS:
-                self._projected_lines[lowered_names] = line
+                self._projected_lines[key] = line
         return line
+
+
+def projection_key(lowered_names: tuple[str, ...]) -> str:
+    """What an ad keeps a projection's line under: one string, whose hash Python keeps,
+    so looking it up in 100,000 ads does not hash every name again in each."""
+    return "\x00".join(lowered_names)
 
 
 def wire_attribute(wire: dict, name: str) -> object:
@@ -274,7 +283,8 @@ class AdStore:
                     narrowest = found
         if narrowest is None:
             return self.snapshot(ad_type, private)
-        return sorted(narrowest, key=attrgetter("seq"))
+        of_type = self._table(private).get(ad_type, {})
+        return [of_type[key] for key in sorted(narrowest, key=narrowest.__getitem__)]
 
     def expire(self) -> int:
         """Drop every ad whose lifetime has passed; the count dropped."""

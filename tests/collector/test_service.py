@@ -74,3 +74,24 @@ def test_constraint_over_any_evaluates_in_the_collectors_own_ad(settings, reacto
     assert [stored.ad_type for stored in found] == ["Collector"]
     assert found[0].ad.evaluate("MyType") == "Collector"
     collector.stopService()
+
+
+def test_a_sweep_freezes_what_the_collector_holds_when_asked(settings, reactor):
+    """With freeze_held the sweep leaves the objects alive then (the stored ads) out of
+    later cyclic collections; without it nothing is frozen."""
+    import gc
+
+    gc.unfreeze()
+    try:
+        plain = CollectorService(settings, reactor, key=KEY, sweep_interval=10)
+        plain.startService()
+        reactor.advance(10)
+        assert gc.get_freeze_count() == 0
+        plain.stopService()
+        frozen = CollectorService(settings, reactor, key=KEY, sweep_interval=10, freeze_held=True)
+        frozen.startService()
+        reactor.advance(10)
+        assert gc.get_freeze_count() > 0
+        frozen.stopService()
+    finally:
+        gc.unfreeze()
