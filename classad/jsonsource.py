@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from classad import limits
 from classad import nodes as e
-from classad.entries import Hits, attrs_from_hits, literal
+from classad.entries import Hits, attrs_from_hits, literal, missing
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer
@@ -41,13 +41,15 @@ class _JsonReader:
         column = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
         return ClassAdParseError(message, line, column, context_at(self.text, self.pos))
 
+    #: Whitespace as ``str.isspace`` has it (``\\s`` in a str pattern is the same set).
+    _SPACE = re.compile(r"\s*")
+
     def skip(self) -> None:
+        """Step over whitespace and comments."""
         text, n = self.text, len(self.text)
         while self.pos < n:
-            ch = text[self.pos]
-            if ch.isspace():
-                self.pos += 1
-            elif text.startswith("//", self.pos):
+            self.pos = self._SPACE.match(text, self.pos).end()
+            if text.startswith("//", self.pos):
                 j = text.find("\n", self.pos)
                 self.pos = n if j < 0 else j
             elif text.startswith("/*", self.pos):
@@ -246,10 +248,8 @@ def _fast_attrs(text: str, pos: int, entry_cls):
         hits = list(map(_HITS.get, pairs))
     except TypeError:  # a list in a value: no key
         hits = [None] * len(pairs)
-    if None in hits:
-        for k, hit in enumerate(hits):
-            if hit is None:
-                hits[k] = _read_hit(pairs[k], entry_cls)
+    for k in missing(hits):
+        hits[k] = _read_hit(pairs[k], entry_cls)
     return attrs_from_hits(hits, entry_cls), end
 
 
@@ -258,13 +258,14 @@ def _ambiguous(text: str, pos: int, end: int) -> bool:
     HTCondor: a ``\\u`` escape (NUL and lone surrogates are refused there), or a
     ``/Expr(`` or ``)/`` whose slash is not escaped (only ``"\\/Expr(...)\\/"`` is an
     expression)."""
-    if text.find("\\u", pos, end) >= 0 or text.find(')/"', pos, end) >= 0:
+    seg = text[pos:end]
+    if "\\u" in seg or ')/"' in seg:
         return True
-    at = text.find('"/', pos, end)
+    at = seg.find('"/')
     while at >= 0:
-        if text[at + 2:at + 7].lower() == "expr(":
+        if seg[at + 2:at + 7].lower() == "expr(":
             return True
-        at = text.find('"/', at + 2, end)
+        at = seg.find('"/', at + 2)
     return False
 
 

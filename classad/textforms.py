@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from classad import nodes as e
-from classad.entries import Hits, attrs_from_hits, literal, make_hit, remember
+from classad.entries import Hits, attrs_from_hits, literal, make_hit, missing, remember
 from classad.errors import ClassAdParseError
 from classad.jsonsource import parse_json_ads
 from classad.parser import parse_expression, parse_expression_prefix
@@ -55,7 +55,6 @@ def parse_new_ad(text: str):
 _WS_CHARS = " \t\r\n\f\v"
 _WS = "[ \\t\\r\\n\\f\\v]"
 _NAME = "[A-Za-z_][A-Za-z0-9_]*"
-_NAME_RE = re.compile(_NAME)
 #: A value holding no nested ad, list, comment, escape, quoted name or ';': one the
 #: grammar reads the same way in isolation as inside its ad.
 _VALUE = r'''(?:[^;"'\[\]{}/\\]++|"[^"\\]*+"|/(?![/*]))*+'''
@@ -99,22 +98,21 @@ def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
     if not defs[-1].strip(_WS_CHARS):
         defs.pop()  # after the last definition's ';', or an empty ad
     hits = list(map(_NEW_DEFS.get, defs))
-    if None in hits:
-        for k, hit in enumerate(hits):
+    for k in missing(hits):
+        name, sep, value = defs[k].partition("=")
+        name = name.strip(_WS_CHARS)
+        if not sep or not name.isidentifier() or not name.isascii():
+            return None
+        node = _quick_literal(value.strip(_WS_CHARS))
+        lower = name.lower()
+        if node is not None and lower not in KEYWORDS:
+            hit = (lower, entry_cls(name, node), name, node)
+        else:
+            hit = _new_def(name, value, entry_cls)
             if hit is None:
-                name, sep, value = defs[k].partition("=")
-                name = name.strip(_WS_CHARS)
-                if not sep or _NAME_RE.fullmatch(name) is None:
-                    return None
-                node = _quick_literal(value.strip(_WS_CHARS))
-                if node is not None and name.lower() not in KEYWORDS:
-                    hit = (name.lower(), entry_cls(name, node), name, node)
-                else:
-                    hit = _new_def(name, value, entry_cls)
-                    if hit is None:
-                        return None
-                _NEW_DEFS.remember(defs[k], hit, len(defs[k]))
-                hits[k] = hit
+                return None
+        _NEW_DEFS.remember(defs[k], hit, len(defs[k]))
+        hits[k] = hit
     return attrs_from_hits(hits, entry_cls), end + 1
 
 
@@ -124,14 +122,12 @@ def _plain_new_attrs(body: str, entry_cls) -> dict | None:
     (the grammar then reads the whole ad and reports the error where it is)."""
     pairs = _PLAIN_DEF.findall(body)
     hits = list(map(_NEW_DEFS.get, pairs))
-    if None in hits:
-        for k, hit in enumerate(hits):
-            if hit is None:
-                hit = _new_def(*pairs[k], entry_cls)
-                if hit is None:
-                    return None
-                _NEW_DEFS.remember(pairs[k], hit, len(pairs[k][0]) + len(pairs[k][1]))
-                hits[k] = hit
+    for k in missing(hits):
+        hit = _new_def(*pairs[k], entry_cls)
+        if hit is None:
+            return None
+        _NEW_DEFS.remember(pairs[k], hit, len(pairs[k][0]) + len(pairs[k][1]))
+        hits[k] = hit
     return attrs_from_hits(hits, entry_cls)
 
 
@@ -385,14 +381,12 @@ def _old_chunk_attrs(lines: list, i: int, j: int, entry_cls) -> dict | None:
     comment or a line of whitespace (for :func:`_old_ads_by_line`)."""
     chunk = lines[i:j]
     hits = list(map(_OLD_LINES.get, chunk))
-    if None in hits:
-        for k, hit in enumerate(hits):
-            if hit is None:
-                line = chunk[k]
-                stripped = line.strip()
-                if not stripped or stripped[0] == "#":
-                    return None
-                hits[k] = _old_hit(line, i + k + 1, entry_cls)
+    for k in missing(hits):
+        line = chunk[k]
+        stripped = line.strip()
+        if not stripped or stripped[0] == "#":
+            return None
+        hits[k] = _old_hit(line, i + k + 1, entry_cls)
     return attrs_from_hits(hits, entry_cls)
 
 
