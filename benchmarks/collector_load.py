@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from daemoncore.security import create_signing_key, issue_token
@@ -124,6 +125,35 @@ def raw_query(address: str, token: str, ad_type: str, body: dict) -> tuple[int, 
     if status != b"HTTP/1.1 200":
         raise SystemExit(f"query of {ad_type} {body} failed: {status!r}")
     return lines, size
+
+
+def reactor_figures(address: str, token: str) -> dict[str, float]:
+    """The collector's own reactor figures from its /metrics (roost_collector_reactor_*):
+    each 20 ms tick's lateness and the reactor thread's CPU between ticks, as histogram
+    buckets and maxima since the collector started."""
+    where = parse_address(address)
+    request = urllib.request.Request(f"http://{where.host}:{where.port}/metrics",
+                                     headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        text = answer.read().decode()
+    figures = {}
+    for line in text.splitlines():
+        if line.startswith("roost_collector_reactor_"):
+            name, value = line.rsplit(" ", 1)
+            figures[name] = float(value)
+    return figures
+
+
+def stalls_between(before: dict, after: dict, kind: str) -> tuple[int, int, str]:
+    """Of the ticks between two scrapes, (all, those over 100 ms, the highest bucket
+    reached) for ``kind`` "lag" (wall time late) or "busy" (reactor CPU between ticks)."""
+    prefix = f"roost_collector_reactor_{kind}_seconds_bucket"
+    buckets = sorted(((float(name.split('le="')[1].rstrip('"}')), after[name] - before.get(name, 0.0))
+                      for name in after if name.startswith(prefix)))
+    total = int(buckets[-1][1])
+    within = dict(buckets).get(0.1, total)
+    highest = next((f"<= {bound:g} s" for bound, count in buckets if count == total), "?")
+    return total, int(total - within), highest
 
 
 def probe(address: str, token: str, seconds: float) -> dict:
@@ -240,9 +270,11 @@ def run(args) -> None:
             updater = helper("update", address, daemon, args.ads, args.per_startd, args.seconds)
             prober = helper("probe", address, reader, args.seconds)
             cpu_before, wall_before = cpu_seconds(process.pid), time.perf_counter()
+            reactor_before = reactor_figures(address, reader)
             load = sustained_queries(address, reader, args.rate, args.seconds)
             updates, stall = result_of(updater), result_of(prober)
             cpu = cpu_seconds(process.pid) - cpu_before
+            stall["reactor"] = (reactor_before, reactor_figures(address, reader))
             wall = time.perf_counter() - wall_before
             held, _ = raw_query(address, reader, "Machine", {"constraint": "true", "projection": ["Name"]})
         finally:
@@ -270,8 +302,13 @@ def report(args, fill_seconds, quiet, load, updates, stall, cpu, wall, held) -> 
           f" {dropped} dropped, {updates['behind_seconds']:.1f} s behind; {held} slot ads held at the end")
     print(f"  collector CPU: {cpu / wall:.2f} cores over {wall:.0f} s,"
           f" {cpu * 1000 / load['count']:.1f} ms per query (updates included)")
-    print(f"  longest reactor stall: {stall['max_ms']:.1f} ms (slowest of {stall['probes']} one-ad probes;"
+    print(f"  slowest one-ad probe: {stall['max_ms']:.1f} ms (of {stall['probes']};"
           f" their p50 {stall['p50_ms']:.1f} ms is the baseline, ratio {stall['max_ms'] / max(stall['p50_ms'], 1e-9):.0f})")
+    before, after = stall["reactor"]
+    for kind, what in (("busy", "reactor CPU between 20 ms ticks"), ("lag", "tick lateness (wall, machine load too)")):
+        ticks, over, highest = stalls_between(before, after, kind)
+        print(f"  longest reactor stall by {what}: {highest} under load ({over} of {ticks} ticks over 100 ms);"
+              f" max since start {after[f'roost_collector_reactor_{kind}_max_seconds'] * 1000:.1f} ms")
 
 
 def main() -> None:

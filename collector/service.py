@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import os
+import time
+from collections.abc import Callable
 
 from twisted.internet import task
 from twisted.logger import Logger
@@ -12,6 +14,7 @@ from twisted.logger import Logger
 from collector.joining import JoinRoutes
 from collector.metrics import CollectorMetrics
 from collector.ownership import NO_FLOCKING, FlockPolicy
+from collector.reactor_lag import ReactorLag
 from collector.revocations import RevocationRoutes
 from collector.routes import CollectorRoutes
 from collector.store import AdStore
@@ -34,9 +37,11 @@ class CollectorService(DaemonService):
     def __init__(self, settings: DaemonSettings, reactor, key: bytes | None = None,
                  sweep_interval: float = DEFAULT_SWEEP_SECONDS, authority: Authority | None = None,
                  revocation_path: str | None = None, trust_directory: str | None = None,
-                 flock: FlockPolicy = NO_FLOCKING, freeze_held: bool = False) -> None:
+                 flock: FlockPolicy = NO_FLOCKING, freeze_held: bool = False,
+                 cpu_seconds: Callable[[], float] | None = None) -> None:
         super().__init__(settings, reactor, key)
         self._freeze_held = freeze_held
+        self._lag = None if cpu_seconds is None else ReactorLag(reactor, cpu_seconds, self.metrics_registry)
         self._joins = JoinRoutes(self.key, settings.trust_domain, reactor, authority, revocation_path)
         self._revocations = RevocationRoutes(revocation_path, reactor)
         self._trust = TrustRoutes(trust_directory, reactor)
@@ -65,10 +70,14 @@ class CollectorService(DaemonService):
     def startService(self) -> None:
         super().startService()
         self._sweeper.start(self._sweep_interval, now=False)
+        if self._lag is not None:
+            self._lag.start()
 
     def stopService(self):
         if self._sweeper.running:
             self._sweeper.stop()
+        if self._lag is not None:
+            self._lag.stop()
         return super().stopService()
 
     def _sweep(self) -> None:
@@ -106,7 +115,7 @@ def build_collector(settings: DaemonSettings, reactor, config: Config) -> Collec
     sweep = config.param_duration("COLLECTOR_SWEEP_INTERVAL", DEFAULT_SWEEP_SECONDS)
     return CollectorService(settings, reactor, sweep_interval=sweep, authority=pool_authority(config),
                             revocation_path=revocation_file(config), trust_directory=trust_dir(config),
-                            flock=flock_policy(config), freeze_held=True)
+                            flock=flock_policy(config), freeze_held=True, cpu_seconds=time.thread_time)
 
 
 def flock_policy(config: Config, trusted: TrustedPools = PROCESS_TRUSTED_POOLS) -> FlockPolicy:
