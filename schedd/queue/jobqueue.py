@@ -51,7 +51,7 @@ from schedd.queue.stored import (
 FIRST_STATUS_PAGE = 16
 
 #: Jobs one transaction of :meth:`JobQueue.act_in_batches` examines.
-ACT_BATCH = 500
+ACT_BATCH = 128
 
 #: At most this many procs one factory makes in one :meth:`JobQueue.materialize` pass.
 MATERIALIZE_PER_PASS = 200

@@ -17,6 +17,9 @@ from classad.unparse import unparse_expr
 _INT = re.compile(r"-?[0-9]{1,18}\Z")
 _PLAIN_STRING = re.compile(r'"[^"\\]*"\Z')
 _WORDS = {"true": True, "false": False}
+#: The stored JSON form, compact; one encoder made once (json.dumps with separators makes one per call).
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_QUOTE = json.encoder.encode_basestring_ascii
 
 Entries = dict[str, tuple[str, object]]  # lower-case name -> (name, node or None)
 
@@ -25,13 +28,13 @@ def encode_ad(ad: ClassAd, removed: tuple[str, ...] = ()) -> str:
     """The stored text of ``ad``'s attributes, plus removal marks for ``removed``."""
     pairs = [[name, unparse_expr(ad.expression(name))] for name in ad]
     pairs.extend([name, None] for name in removed)
-    return json.dumps(pairs, separators=(",", ":"))
+    return _ENCODE(pairs)
 
 
 def encode_entries(entries: Entries) -> str:
     """The stored text of already-decoded entries."""
     pairs = [[name, None if node is None else unparse_expr(node)] for name, node in entries.values()]
-    return json.dumps(pairs, separators=(",", ":"))
+    return _ENCODE(pairs)
 
 
 def literal_of(text: str) -> Literal | None:
@@ -74,7 +77,7 @@ def merge_texts(cluster_text: str, proc_text: str) -> str:
             merged.pop(name.lower(), None)
         else:
             merged[name.lower()] = [name, text]
-    return json.dumps(list(merged.values()), separators=(",", ":"))
+    return _ENCODE(list(merged.values()))
 
 
 def pair_fragments(cluster: dict[str, tuple[str, str]]) -> dict[str, str]:
@@ -101,7 +104,8 @@ def entry_texts(entries: Entries) -> Iterator[tuple[str, str | None]]:
 
 
 def _pair_json(pair: tuple[str, str]) -> str:
-    return json.dumps(pair, separators=(",", ":"))
+    """``_ENCODE(list(pair))`` for a name and a text, written out."""
+    return f"[{_QUOTE(pair[0])},{_QUOTE(pair[1])}]"
 
 
 def merge(cluster: Entries, proc: Entries) -> ClassAd:
