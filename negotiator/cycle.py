@@ -250,7 +250,7 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
     submitters = [_largest_gpu_requests_first(pool, s, card_mib) for s in submitters]
     ledger = ConcurrencyLedger(settings.concurrency, usage_from_slots(slots))
     state = _CycleState(pool, submitters, accountant, ledger)
-    available = sum(_number(settings.match.slot_weight.evaluate(s.ad)) for s in pool.slots)
+    available = pool.available_weight()
     total = available + sum(state.used.values())
     names = settings.groups.active
     by_group: dict[str, list[Submitter]] = {}
@@ -271,7 +271,3 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
     reasons.update((key, ledger.reasons[key[1]]) for key in unmatched if key[1] in ledger.reasons)
     return CycleResult(tuple(state.matches), state.spins, pool.evaluations, len(pool.slots), unmatched,
                        dict(pool.bad_requests), reasons, dict(ledger.used))
-
-
-def _number(value) -> float:
-    return float(value) if type(value) in (int, float, bool) else 0.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections.abc import Iterable
 
 import attrs
@@ -56,6 +57,10 @@ DEFAULT_POST_JOB_RANK = (
 CONSUMED = (("Cpus", "RequestCpus", 1), ("Memory", "RequestMemory", 0),
             ("Disk", "RequestDisk", 0), ("GPUs", "RequestGPUs", 0))
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">=", "=?=", "=!="})
+#: Python's comparisons, which agree with ClassAd's for two ints, two floats or two
+#: case-folded strings
+_DIRECT = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
 #: literal types whose values key a class as they are (others by type name and repr)
 _SCALARS = frozenset({int, float, str, bool})
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=",
@@ -101,17 +106,26 @@ class Answer:
 
 # --- slots and their classes -------------------------------------------------
 
+def _value(slot: ClassAd, key: str):
+    """``slot``'s attribute ``key`` (lower-case): a literal's value read as stored,
+    anything else evaluated."""
+    entry = slot.entries_by_key().get(key)
+    if entry is None:
+        return UNDEFINED
+    return entry.const if entry.const is not NOT_CONSTANT else slot.evaluate(key)
+
+
 def is_partitionable(slot: ClassAd) -> bool:
     """True for a partitionable slot (``PartitionableSlot`` or ``SlotType``)."""
-    if slot.evaluate("PartitionableSlot") is True:
+    if _value(slot, "partitionableslot") is True:
         return True
-    kind = slot.evaluate("SlotType")
+    kind = _value(slot, "slottype")
     return type(kind) is str and kind.lower() == "partitionable"
 
 
 def is_idle(slot: ClassAd) -> bool:
     """True for a slot a match may take without preemption: Unclaimed, or partitionable."""
-    state = slot.evaluate("State")
+    state = _value(slot, "state")
     return state is UNDEFINED or (type(state) is str and state.lower() == "unclaimed") \
         or is_partitionable(slot)
 
@@ -148,7 +162,7 @@ class SlotPool:
         self.slots: list[Slot] = []
         for ad in slots:
             if is_idle(ad):
-                name = ad.evaluate("Name")
+                name = _value(ad, "name")
                 self.slots.append(Slot(name if type(name) is str else f"<slot {len(self.slots)}>",
                                        ad, is_partitionable(ad)))
         self._texts = ExpressionTexts()
@@ -228,8 +242,13 @@ class SlotPool:
         if self._unique:  # one class per slot, renewed each time a take changes the slot
             return ("#slot", index, self._generation.get(index, 0))
         attrs_ = self.slots[index].ad.entries_by_key()
+        if len(attrs_) < len(self._significant_order):  # card names make the significant list long
+            significant = self._significant
+            names = sorted(key for key in attrs_ if key in significant)
+        else:
+            names = self._significant_order
         out = []
-        for key in self._significant_order:
+        for key in names:
             entry = attrs_.get(key)
             if entry is None:
                 continue
@@ -323,6 +342,10 @@ class SlotPool:
         node = node_rank(view.node_policy, slot.named_cards() if view.request is not None else (),
                          ad.evaluate("Cpus"), view.request, grants)
         return Answer((*node, -pre, -job_rank(job, ad), -post), consumed, grants)
+
+    def available_weight(self) -> float:
+        """``SLOT_WEIGHT`` summed over the pool's slots as they are now."""
+        return sum(self._weight(slot) for slot in self.slots)
 
     def _weight(self, slot: Slot) -> float:
         """``SLOT_WEIGHT`` of a slot, worked out once per class."""
@@ -452,11 +475,33 @@ def _consumption(job: ClassAd, slot: ClassAd, settings: MatchSettings, count_gpu
 
 @frozen
 class _Clause:
-    """``slot.attr op value`` with the job side already evaluated."""
+    """``slot.attr op value`` with the job side already evaluated. ``direct`` is the
+    Python comparison that gives ClassAd's answer when the slot's value has the same
+    type as ``value`` (int, float or str; strings compared folded as ``folded``), so
+    the common case needs no call into :mod:`classad.operators`."""
 
     attr: str
     op: str
     value: object
+    direct: object = attrs.field(eq=False, repr=False, default=None)
+    folded: object = attrs.field(eq=False, repr=False, default=None)
+
+    @classmethod
+    def of(cls, attr: str, op: str, value: object) -> _Clause:
+        """The clause with its direct comparison filled in when there is one."""
+        kind = type(value)
+        direct = _DIRECT.get(op) if kind in (int, float, str) else None
+        return cls(attr, op, value, direct, ops.fold_case(value) if kind is str else value)
+
+    def holds(self, value) -> bool:
+        """True when the clause holds for the slot's literal ``value``."""
+        if self.direct is not None and type(value) is type(self.value):
+            return self.direct(ops.fold_case(value) if type(value) is str else value, self.folded)
+        if self.op == "=?=":
+            return ops.identical(value, self.value) is True
+        if self.op == "=!=":
+            return ops.not_identical(value, self.value) is True
+        return ops.compare(self.op, value, self.value) is True
 
 
 @frozen
@@ -476,13 +521,7 @@ class Prefilter:
                 continue
             else:
                 value = entry.const
-            if clause.op == "=?=":
-                result = ops.identical(value, clause.value)
-            elif clause.op == "=!=":
-                result = ops.not_identical(value, clause.value)
-            else:
-                result = ops.compare(clause.op, value, clause.value)
-            if result is not True:
+            if not clause.holds(value):
                 return False
         return True
 
@@ -531,7 +570,7 @@ def build_prefilter(job: ClassAd) -> Prefilter:
             value = ExprTree.from_node(job_side).evaluate(job)
             if value is UNDEFINED or value is ERROR or type(value) is list or isinstance(value, ClassAd):
                 continue
-            clauses.append(_Clause(attr, op, value))
+            clauses.append(_Clause.of(attr, op, value))
             break
     return Prefilter(tuple(clauses))
 

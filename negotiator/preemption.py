@@ -120,8 +120,11 @@ def running_claims(slots: Iterable[ClassAd], slot_weight: ExprTree,
     """The claimed static and dynamic slots of ``slots`` that run a job for someone."""
     out = []
     for ad in slots:
-        state, name, customer = _text(ad, "State"), _text(ad, "Name"), customer_of(ad)
-        if state is None or state.lower() != "claimed" or is_partitionable(ad) or not name or not customer:
+        state = _text(ad, "State")
+        if state is None or state.lower() != "claimed":  # most of a pool: read nothing more
+            continue
+        name, customer = _text(ad, "Name"), customer_of(ad)
+        if is_partitionable(ad) or not name or not customer:
             continue
         if (_text(ad, "Activity") or "").lower() in _LEAVING_ACTIVITIES:
             continue

@@ -158,3 +158,26 @@ def test_a_requirements_chain_of_five_thousand_terms_prefilters_and_matches():
     assert len(clauses) == 5001
     slots = [static_slot("busy3@a"), static_slot("free@a")]
     assert names(match_request(SlotPool(slots, [ad]), request_for(ad), 2)) == ["free@a"]
+
+
+def test_prefilter_direct_comparisons_agree_with_classad_operators():
+    """A pre-filter clause's direct Python comparison gives the answer of ClassAd's own operators for every pair."""
+    from classad import operators as ops
+    from classad.values import ERROR, UNDEFINED
+    from negotiator.matchmaking import _Clause
+
+    values = [0, 1, -3, 2**62, 1.0, 0.5, float("nan"), float("inf"), True, False, "", "linux", "LINUX",
+              "Linux2", "é", "É", UNDEFINED, ERROR]
+    for op in ("==", "!=", "<", "<=", ">", ">=", "=?=", "=!="):
+        for clause_value in values:
+            if clause_value is UNDEFINED or clause_value is ERROR:
+                continue
+            clause = _Clause.of("attr", op, clause_value)
+            for slot_value in values:
+                if op == "=?=":
+                    expected = ops.identical(slot_value, clause_value) is True
+                elif op == "=!=":
+                    expected = ops.not_identical(slot_value, clause_value) is True
+                else:
+                    expected = ops.compare(op, slot_value, clause_value) is True
+                assert clause.holds(slot_value) is expected, (slot_value, op, clause_value)
