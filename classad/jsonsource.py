@@ -277,7 +277,7 @@ def _read_hit(pair: tuple, entry_cls) -> tuple:
         raise _Refused
     t = type(value)
     if t is bytes:
-        node = literal(_number(value))
+        node = literal(int(value) if value.isdigit() and len(value) < 19 else _number(value))
     elif t is str and value[:1] != "/":
         node = literal(value)
     else:
@@ -339,8 +339,9 @@ def _node(value, depth: int):
 
 
 def _read_ad(reader: _JsonReader, ClassAd, Entry):  # noqa: N803 - the classes, imported late
-    """The next ad, or None for an empty object (which ends the ads)."""
-    if reader.peek() == "{":
+    """The next ad, or None for an empty object (which ends the ads); the reader
+    stands at its first character (the caller has peeked)."""
+    if reader.text.startswith("{", reader.pos):
         try:
             attrs, end = _fast_attrs(reader.text, reader.pos, Entry)
         except (_Refused, ValueError, ClassAdParseError, RecursionError):
