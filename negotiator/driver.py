@@ -239,15 +239,16 @@ class CycleDriver:
         private = await collector.call(collector_routes.QUERY, {"private": True}, ad_type="Machine")
         submitter_ads = await collector.call(
             collector_routes.QUERY, {"constraint": self.settings.submitter_constraint}, ad_type="Submitter")
-        slots, unreadable = pool_slots(public, private)
-        self.concurrency_in_use = usage_from_slots(slots.ads)
+        read: PoolReading = await self._compute(read_pool, public, private, self.settings.cycle.match.slot_weight)
+        slots, unreadable = read.slots, read.unreadable
+        self.concurrency_in_use = read.concurrency_in_use
         trusted = self._trusted_pools()
         targets, skipped = submitter_targets(submitter_ads, trusted)
         self._schedd_tokens = {t.schedd_address: schedd_token(t.pool, trusted) for t in targets}
         self.accountant.note_remote_users(t.name for t in targets if t.pool is not None)
         self._demand_seen = idle_by_submitter(submitter_ads)
         problems += unreadable + skipped
-        self.accountant.update_priorities(resources_in_use(slots.ads, self.settings.cycle.match.slot_weight))
+        self.accountant.update_priorities(read.in_use)
         submitters = await self._fetch_requests(targets, problems)
         flocked = {(t.name, t.schedd_address) for t in targets if t.pool is not None}
         self.accountant.note_remote_users(flocked_customers(submitters, flocked))
@@ -290,8 +291,7 @@ class CycleDriver:
                             delivered: list[tuple[str, str]]) -> int:
         """Post each schedd its matches (ClaimIds filled in); the number accepted. The
         ``(request id, slot name)`` of each match a schedd took go into ``delivered``."""
-        matches = [attrs.evolve(m, claim_id=slots.claim_ids.get(m.slot_name, "")) for m in result.matches]
-        bodies, left_out = matches_by_schedd(matches, slots)
+        bodies, left_out = await self._compute(match_bodies, result.matches, slots)
         problems += left_out
 
         def one(schedd: str, body: dict) -> Deferred:
@@ -316,6 +316,31 @@ class CycleDriver:
         pool's schedds, the trusted pool's token for a schedd flocking in."""
         token = self._schedd_tokens.get(address)
         return self._connect(address) if token is None else self._connect(address, token)
+
+
+@frozen
+class PoolReading:
+    """The collector's slot ads as a cycle reads them, worked out off the reactor."""
+
+    slots: PoolSlots
+    unreadable: list[str]
+    concurrency_in_use: dict[str, float]
+    in_use: dict[str, float]
+
+
+def read_pool(public: list, private: list, slot_weight) -> PoolReading:
+    """Parse the public and private slot ads and count what the claimed ones use: the
+    per-slot work of a cycle's start, a few seconds at 100,000 slots, so the driver runs
+    it where it runs the cycle (a worker thread in the daemon), not on the reactor."""
+    slots, unreadable = pool_slots(public, private)
+    return PoolReading(slots, unreadable, usage_from_slots(slots.ads), resources_in_use(slots.ads, slot_weight))
+
+
+def match_bodies(matches, slots: PoolSlots) -> tuple[dict[str, dict], list[str]]:
+    """Each schedd's MATCHES body (ClaimIds filled in) and the matches left out; one
+    entry per match, so it too runs off the reactor."""
+    filled = [attrs.evolve(m, claim_id=slots.claim_ids.get(m.slot_name, "")) for m in matches]
+    return matches_by_schedd(filled, slots)
 
 
 def _accepted_count(answer: object) -> int:
