@@ -69,6 +69,13 @@ class BlockingClient:
         if kept is not None:
             kept[0].close()
 
+    def __del__(self) -> None:
+        # a client dropped without close() (one made per call, as the web pages do)
+        # closes its kept socket now rather than leaving it to the socket's finalizer
+        kept = getattr(self, "_kept", None)
+        if kept is not None:
+            kept[0].close()
+
     def __enter__(self) -> BlockingClient:
         return self
 
