@@ -8,11 +8,11 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import classad
 from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
-from bindings.eventlog import JobEvent, parse_json_event, parse_text_event
 from bindings.pool import find_pool, pool_token
 from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
@@ -21,6 +21,9 @@ from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
 from schedd.submit.clientside import for_schedd, measured_sizes
 from schedd.submit.queue_args import with_queue_args
+
+if TYPE_CHECKING:  # the event log reader loads only when events are asked for
+    from bindings.eventlog import JobEvent
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -240,6 +243,8 @@ class Schedd:
 
 def parse_logged_event(text: str) -> JobEvent:
     """One event as the schedd answers it: a JSON line, or a text-form event with its ``...`` line."""
+    from bindings.eventlog import parse_json_event, parse_text_event
+
     if text.lstrip().startswith("{"):
         return parse_json_event(text, "the schedd's event log answer")
     body = text.rstrip("\n")
