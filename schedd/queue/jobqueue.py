@@ -39,6 +39,7 @@ from schedd.queue.stored import (
     derive,
     encode_ad,
     encode_entries,
+    encode_new_proc,
     entry_texts,
     history_text,
     merge,
@@ -158,7 +159,12 @@ class JobQueue:
                    common_text: str | None = None):
         status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
         cluster_entries = decode_entries(common_text or encode_ad(common), _SUBMITTER_KEYS)
+        cluster_submitter = submitter_in(cluster_entries, {})
         for proc_id, proc in enumerate(procs, first_proc):
+            if not len(proc) and type(status) is int and 1 <= status <= 7:  # no differences of its own
+                text = encode_new_proc(proc_id, f"{self.schedd_name}#{cluster_id}.{proc_id}#{qdate}")
+                yield (cluster_id, proc_id, status, owner if type(owner) is str else None, text, cluster_submitter)
+                continue
             diff = proc.copy()
             diff["ProcId"] = proc_id
             proc_qdate = diff.evaluate("QDate") if "QDate" in diff else qdate

@@ -31,6 +31,13 @@ def encode_ad(ad: ClassAd, removed: tuple[str, ...] = ()) -> str:
     return _ENCODE(pairs)
 
 
+def encode_new_proc(proc_id: int, global_job_id: str) -> str:
+    """The stored text of a new proc with no differences of its own but the two the
+    schedd sets: what :func:`encode_ad` makes of an ad holding just ProcId and
+    GlobalJobId, written out."""
+    return _ENCODE([["ProcId", unparse_expr(Literal(proc_id))], ["GlobalJobId", unparse_expr(Literal(global_job_id))]])
+
+
 def encode_entries(entries: Entries) -> str:
     """The stored text of already-decoded entries."""
     pairs = [[name, None if node is None else unparse_expr(node)] for name, node in entries.values()]
