@@ -261,6 +261,8 @@ def _ambiguous(text: str, pos: int, end: int) -> bool:
     seg = text[pos:end]
     if "\\u" in seg or ')/"' in seg:
         return True
+    if '"/' not in seg:
+        return False
     at = seg.find('"/')
     while at >= 0:
         if seg[at + 2:at + 7].lower() == "expr(":

@@ -64,9 +64,6 @@ _PLAIN_AD = re.compile(rf"{_WS}*+\[((?:{_WS}*+{_NAME}{_WS}*+={_VALUE}(?:;{_WS}*+
                        rf"{_WS}*+)\]{_WS}*+")
 #: One definition of such an ad: ``(name, value text)``.
 _PLAIN_DEF = re.compile(rf"({_NAME}){_WS}*+=({_VALUE})")
-#: Characters that make a definition other than plain (or its ad's end unclear)
-#: wherever they are, for :func:`_split_plain_ad`.
-_NOT_QUICK = ("'", "\\", "[", "{", "}", "//", "/*")
 
 #: Hits (:mod:`classad.entries`) of plain definitions: by their text, and by
 #: ``(name, value text)`` as :data:`_PLAIN_DEF` finds them.
@@ -86,9 +83,9 @@ def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
     if end < 0:
         return None
     body = text[start + 1:end]
-    for bad in _NOT_QUICK:
-        if bad in body:
-            return None
+    if ("'" in body or "\\" in body or "[" in body or "{" in body or "}" in body
+            or "//" in body or "/*" in body):
+        return None
     if '"' in body:
         parts = body.split('"')
         # an odd count of quotes means the ']' found is inside a string
