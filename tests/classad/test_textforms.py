@@ -71,6 +71,12 @@ NEW_TEXTS = [
     "[\ta\t=\t1\t;\n\tb\n=\n2\n]",
     "[ a = b =?= c; d = e =!= f ]",
     "[ a = 1 ]\n[ a = 1; b = ]\n",
+    '[ u = "http://host/a;b"; v = "[x]" ]',
+    '[ u = "a]b"; v = 1 ]',
+    "[ a = {1, 2}; b = size({3}) ]",
+    "[ a = 1 ; ]\n\n[ ]\n[b=2]",
+    "[ a = 1\u2028; b = 2 ]",
+    "[ x = y.z; w = ! x ]",
 ]
 
 
@@ -95,6 +101,31 @@ def test_one_new_syntax_ad_agrees_with_the_grammar(text):
         return _ad_from_record(parse_expression(t.strip()), t)
 
     assert _one(parse_new_ad, text) == _one(grammar, text)
+
+
+def test_plain_ads_take_the_string_split_path():
+    """Plain ads are split without regular expressions or the grammar, and ads whose
+    ';' or ']' could mean something else are not."""
+    from classad.ad import Entry
+    from classad.textforms import _split_plain_ad
+
+    assert _split_plain_ad('[ a = 1; B = "x;" ]', 0, Entry) is None
+    assert _split_plain_ad('[ a = 1; u = "a]b" ]', 0, Entry) is None
+    assert _split_plain_ad("[ 'a;b' = 1 ]", 0, Entry) is None
+    attrs, end = _split_plain_ad('\n [ a = 1; B = "x" ] [c = 2]', 0, Entry)
+    assert sorted(attrs) == ["a", "b"] and end == 20
+
+
+def test_names_with_many_values_are_read_without_being_remembered():
+    """Past the per-name limit, values are still read right but no longer cached."""
+    from classad.entries import PER_NAME_LIMIT
+    from classad.textforms import _NEW_DEFS
+
+    text = "\n".join(f'[ Unique{PER_NAME_LIMIT} = "v{i}"; Same = 1 ]' for i in range(PER_NAME_LIMIT + 50))
+    ads = list(parse_ads(text, ParserType.New))
+    assert [ad[f"unique{PER_NAME_LIMIT}"] for ad in ads] == [f"v{i}" for i in range(PER_NAME_LIMIT + 50)]
+    remembered = [key for key in _NEW_DEFS if f"Unique{PER_NAME_LIMIT}" in str(key)]
+    assert len(remembered) <= PER_NAME_LIMIT
 
 
 def test_shared_literal_entries_do_not_mix_spellings():
