@@ -8,8 +8,14 @@ candidates under the default PREEMPTION_REQUIREMENTS, concurrency limits on some
 jobs), so a regression in either shows. Each run prints its seconds, matches, the
 (autocluster x slot class) pairs it had to weigh and the cost of one such pair as a
 ratio to a bare two-way match of one job ad against one slot ad timed in the same
-run. Also printed: the negotiator's peak RSS during the cycle, and the longest stall
-of a reactor while the driver runs the cycle in a worker thread.
+run. Also printed: the cycle's CPU seconds (on a shared machine wall time drifts with
+the load), the negotiator's peak RSS during the cycle, and the longest stall of a
+reactor while the cycle runs in a worker thread, as the daemon runs it (with the heap
+frozen, :func:`negotiator.driver.with_heap_frozen`): a probe thread
+standing in for the reactor wakes every 2 ms; a wake-up late by more than the worker's
+CPU time in that gap was late for the machine's other load, so the stall counted is
+the lesser of the two (the longest wait caused by the worker holding the interpreter),
+printed beside the longest lateness seen and the longest garbage collection.
 
 The full scale of issue 17 is ``--slots 100000 --autoclusters 1000``.
 """
@@ -20,6 +26,7 @@ import argparse
 import gc
 import resource
 import tempfile
+import threading
 import time
 
 from twisted.internet.task import Clock
@@ -30,6 +37,7 @@ from negotiator.accountant import Accountant
 from negotiator.concurrency import ConcurrencySettings
 from negotiator.cycle import CycleSettings, Submitter, negotiate
 from negotiator.db import AccountantDatabase
+from negotiator.driver import with_heap_frozen
 from negotiator.matchmaking import SlotPool
 from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 
@@ -170,6 +178,47 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def in_worker_thread(function, *args) -> tuple[object, float, float, tuple[float, float, float]]:
+    """``function(*args)`` in a worker thread while this thread wakes every 2 ms as a
+    reactor waiting on its sockets would; returns the result, the wall and CPU seconds
+    of the worker, and the longest stall the worker caused, lateness seen and
+    garbage collection (seconds)."""
+    out: dict = {}
+    collections: list[float] = [0.0]
+    started: list[float] = []
+
+    def timed_gc(phase: str, _info: dict) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            collections[0] = max(collections[0], time.perf_counter() - started.pop())
+
+    def work() -> None:
+        start, cpu = time.perf_counter(), time.thread_time()
+        out["result"] = function(*args)
+        out["cpu"] = time.thread_time() - cpu
+        out["wall"] = time.perf_counter() - start
+
+    worker = threading.Thread(target=work)
+    stall = late_most = 0.0
+    gc.callbacks.append(timed_gc)
+    worker.start()
+    clock = time.pthread_getcpuclockid(worker.ident)
+    while worker.is_alive():
+        before, cpu_before = time.perf_counter(), time.clock_gettime(clock)
+        time.sleep(0.002)
+        late = time.perf_counter() - before - 0.002
+        try:
+            held = time.clock_gettime(clock) - cpu_before
+        except OSError:  # the worker ended meanwhile
+            held = late
+        late_most = max(late_most, late)
+        stall = max(stall, min(late, held))
+    worker.join()
+    gc.callbacks.remove(timed_gc)
+    return out["result"], out["wall"], out["cpu"], (stall, late_most, collections[0])
+
+
 def run_cycle(label: str, slots: list[ClassAd], submitters: list[Submitter], settings: CycleSettings,
               bare: float) -> float:
     """One cycle over ``slots``; prints its figures and returns its seconds."""
@@ -180,18 +229,19 @@ def run_cycle(label: str, slots: list[ClassAd], submitters: list[Submitter], set
     with tempfile.TemporaryDirectory() as tmp:
         accountant = Accountant(AccountantDatabase(f"{tmp}/accountant.db"), Clock())
         accountant.update_priorities({s.name: float(i) for i, s in enumerate(submitters)})
-        start = time.perf_counter()
-        result = negotiate(slots, submitters, accountant, settings)
-        seconds = time.perf_counter() - start
+        result, seconds, cpu, (stall, late, collection) = in_worker_thread(
+            with_heap_frozen, negotiate, slots, submitters, accountant, settings)
     pairs = requests * classes
     per_pair = seconds / pairs if pairs else 0.0
     victims = sum(1 for m in result.matches if m.victims)
-    print(f"{label}: cycle {seconds:.2f} s, {len(result.matches)} matches ({victims} preempting), "
+    print(f"{label}: cycle {seconds:.2f} s ({cpu:.2f} s CPU), {len(result.matches)} matches ({victims} preempting), "
           f"{len(result.matches) / seconds:,.0f} matches/s, {result.spins} spins, {result.evaluations} evaluations")
     print(f"  {requests} autoclusters x {classes} slot classes at start: {per_pair * 1e6:.2f} us per pair, "
           f"{per_pair / bare:.3f}x a bare match ({bare * 1e6:.1f} us)")
     peak = f"peak {_peak_rss_mib():,.0f} MiB" if peak_known else f"lifetime peak {_peak_rss_mib():,.0f} MiB"
     print(f"  negotiator RSS {peak} during the cycle (now {_rss_mib():,.0f} MiB)")
+    print(f"  longest reactor stall while the cycle ran in a worker thread: {stall * 1000:.0f} ms "
+          f"(wake-up late by up to {late * 1000:.0f} ms on this machine; longest gc {collection * 1000:.0f} ms)")
     return seconds
 
 

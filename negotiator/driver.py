@@ -19,6 +19,7 @@ learns their domains are remote.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping
 
 import attrs
@@ -326,6 +327,24 @@ class PoolReading:
     unreadable: list[str]
     concurrency_in_use: dict[str, float]
     in_use: dict[str, float]
+
+
+def with_heap_frozen(function: Callable, *args):
+    """``function(*args)`` with the objects that exist now (the pool's slot ads, the
+    requests, the daemon's own) left out of garbage collection while it runs.
+
+    A full collection scans every tracked object with the interpreter held: over the
+    ads of 100,000 slots that is hundreds of milliseconds in which the reactor thread
+    cannot run, however the cycle itself is split. ``gc.freeze`` moves what exists into
+    the permanent generation in constant time, so the cycle's collections scan only
+    what the cycle allocates; ``gc.unfreeze`` gives it back to the oldest generation.
+    Reference counting still frees everything as usual meanwhile.
+    """
+    gc.freeze()
+    try:
+        return function(*args)
+    finally:
+        gc.unfreeze()
 
 
 def read_pool(public: list, private: list, slot_weight) -> PoolReading:

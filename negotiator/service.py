@@ -18,7 +18,7 @@ from negotiator.accountant import Accountant
 from negotiator.concurrency import limits_ad
 from negotiator.cycle import negotiate
 from negotiator.db import AccountantDatabase
-from negotiator.driver import Compute, CycleDriver, compute_here
+from negotiator.driver import Compute, CycleDriver, compute_here, with_heap_frozen
 from negotiator.errors import NegotiatorError
 from negotiator.last_cycle import LastCycle, explain_cycle
 from negotiator.metrics import NegotiatorMetrics
@@ -71,7 +71,7 @@ class NegotiatorService(DaemonService):
             started = clock.seconds()
 
             def negotiate_and_explain(*cycle_args):
-                result = negotiate(*cycle_args)
+                result = with_heap_frozen(negotiate, *cycle_args)
                 slots, submitters, accountant, settings = cycle_args[:4]
                 try:
                     return result, explain_cycle(result, slots, submitters, accountant, settings, started, started)

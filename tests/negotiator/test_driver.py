@@ -330,3 +330,20 @@ def test_the_negotiators_own_token_is_refused_by_another_pools_schedd(pool, acco
     report = pool.wait(driver.run_cycle())
     assert schedd.matched() == []
     assert any("no resource requests for alice@submitA" in p for p in report.problems)
+
+
+def test_the_heap_is_frozen_only_while_the_cycle_runs():
+    """with_heap_frozen leaves existing objects out of collection during the call and gives them back after, even when it fails."""
+    import gc
+
+    from negotiator.driver import with_heap_frozen
+
+    assert with_heap_frozen(lambda x: (x, gc.get_freeze_count() > 0), 7) == (7, True)
+    assert gc.get_freeze_count() == 0
+
+    def failing():
+        raise ValueError("cycle failed")
+
+    with pytest.raises(ValueError):
+        with_heap_frozen(failing)
+    assert gc.get_freeze_count() == 0
