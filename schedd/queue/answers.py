@@ -21,7 +21,7 @@ from daemoncore.wire.adcodec import node_to_json
 from schedd.queue.stored import decode_expression
 
 #: Longest the reactor is held building one block.
-SLICE_SECONDS = 0.005
+SLICE_SECONDS = 0.002
 #: A block ends once it holds this many bytes.
 BLOCK_BYTES = 256 * 1024
 #: Distinct non-trivial texts whose JSON is kept; the table starts over when full.
@@ -30,6 +30,13 @@ MAX_CACHED_TEXTS = 4096
 _JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
 _JSON_SAFE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"\Z')
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: Reads one stored text (a JSON list the queue wrote) without json.loads' per-call checks.
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+
+
+def stored_pairs(text: str) -> list:
+    """A proc's stored text as its ``[name, text]`` pairs."""
+    return _SCAN(text, 0)[0]
 _ABSENT = (None, None)
 
 
@@ -81,12 +88,11 @@ def cluster_parts(cluster: dict[str, tuple[str, str]], wanted: list[str], wire: 
     return parts
 
 
-def job_line(cluster: dict[str, tuple[str, str]], proc_text: str, wanted: list[tuple[str, str]] | None,
+def job_line(cluster: dict[str, tuple[str, str]], proc: list, wanted: list[tuple[str, str]] | None,
              wire: WireText) -> bytes:
     """One job's NDJSON line from its cluster's stored pairs (lower-case name ->
-    ``(name, text)``) and its proc's stored text, projected to ``wanted`` (the
-    cluster's :func:`cluster_parts`; None for every attribute)."""
-    proc = json.loads(proc_text)
+    ``(name, text)``) and its proc's :func:`stored_pairs`, projected to ``wanted``
+    (the cluster's :func:`cluster_parts`; None for every attribute)."""
     if wanted is not None:
         own = {name.lower(): (name, text) for name, text in proc}
         parts = []
@@ -109,7 +115,7 @@ def job_line(cluster: dict[str, tuple[str, str]], proc_text: str, wanted: list[t
 
 
 def answer_blocks(rows: Iterable, cluster_pairs: Callable[[int], dict[str, tuple[str, str]]],
-                  matches: Callable[[object], bool] | None, wanted: list[str] | None,
+                  matches: Callable[[tuple, list], bool] | None, wanted: list[str] | None,
                   limit: int = -1) -> Iterator[bytes | None]:
     """The NDJSON blocks of the ``rows`` (stored jobs as ``(cluster_id, proc_id,
     attrs)``, in order) that ``matches`` (None: every row), at most ``limit`` (-1:
@@ -125,11 +131,12 @@ def answer_blocks(rows: Iterable, cluster_pairs: Callable[[int], dict[str, tuple
     deadline = clock() + SLICE_SECONDS
     last_cluster, pairs, parts = None, {}, None
     for row in rows:
-        if matches is None or matches(row):
+        proc = _SCAN(row[2], 0)[0]
+        if matches is None or matches(row, proc):
             if row[0] != last_cluster:
                 last_cluster, pairs = row[0], cluster_pairs(row[0])
                 parts = None if wanted is None else cluster_parts(pairs, wanted, wire)
-            line = job_line(pairs, row[2], parts, wire)
+            line = job_line(pairs, proc, parts, wire)
             lines.append(line)
             size += len(line)
             found += 1

@@ -29,7 +29,7 @@ from jobmodel.errors import (
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue import factory
-from schedd.queue.answers import WireText, answer_blocks, job_line, wanted_order
+from schedd.queue.answers import WireText, answer_blocks, job_line, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selection import JobSelection
@@ -52,7 +52,7 @@ from schedd.queue.stored import (
 FIRST_STATUS_PAGE = 16
 
 #: Jobs one transaction of :meth:`JobQueue.act_in_batches` examines.
-ACT_BATCH = 128
+ACT_BATCH = 64
 
 #: At most this many procs one factory makes in one :meth:`JobQueue.materialize` pass.
 MATERIALIZE_PER_PASS = 200
@@ -344,7 +344,7 @@ class JobQueue:
         row = self.db.get_job(job_id.cluster, job_id.proc)
         if row is None:
             raise JobNotFoundError(f"job {job_id} is not in the queue")
-        return json.loads(job_line(self._stored_pairs(row.cluster_id), row.attrs, None, self._wire))
+        return json.loads(job_line(self._stored_pairs(row.cluster_id), stored_pairs(row.attrs), None, self._wire))
 
     def status_of(self, job_id: JobId) -> JobStatus:
         """One job's ``JobStatus``, read from its row without decoding its ad (the shadow
@@ -393,19 +393,20 @@ class JobQueue:
         matches = None if is_everything(predicate) else self._matcher(predicate, constraint)
         return answer_blocks(self.db.scan_job_texts(), self._stored_pairs, matches, wanted, limit)
 
-    def _matcher(self, predicate, constraint: "str | ExprTree") -> Callable[[tuple], bool]:
-        """Whether a stored ``(cluster_id, proc_id, attrs)`` row matches: decided on the
+    def _matcher(self, predicate, constraint: "str | ExprTree") -> Callable[[tuple, list], bool]:
+        """Whether a stored ``(cluster_id, proc_id, attrs)`` row (with its proc's stored
+        pairs) matches: decided on the
         few literal attributes the constraint reads when it can be (see
         :mod:`schedd.queue.screen`), else on the whole job ad."""
         names = screened_names(constraint) if isinstance(constraint, str) else None
         last: list = [None, None]  # the cluster id and its literals, for the rows of one cluster
 
-        def matches(row: tuple) -> bool:
+        def matches(row: tuple, proc: list) -> bool:
             ad = None
             if names is not None:
                 if last[0] != row[0]:
                     last[:] = [row[0], cluster_literals(self._stored_pairs(row[0]), names)]
-                ad = screened_ad(last[1], json.loads(row[2]), names)
+                ad = screened_ad(last[1], proc, names)
             return predicate(ad if ad is not None else self._text_ad(row[0], row[2]))
         return matches
 
