@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from classad import ConstraintError, compile_constraint
 from collector.adtypes import ANY, canonical_ad_type
-from collector.answers import answer_blocks
+from collector.answer_cache import AnswerCache
+from collector.answers import answer_blocks, segment_answer_blocks
 from collector.errors import AdNotOwned, AdRejected
 from collector.metrics import CollectorMetrics
 from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check_constraint_allowed, check_withdrawal
@@ -21,6 +22,8 @@ from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 #: Types of JSON values that are ClassAd literals whatever they hold (a string is one
 #: unless it is written ``/Expr(...)/``).
 _ALWAYS_VALID = frozenset({str, int, float, bool, type(None)})
+#: An index narrowing a query to fewer than one ad in this many answers it directly.
+NARROW_ENOUGH = 8
 
 
 class CollectorRoutes:
@@ -31,6 +34,7 @@ class CollectorRoutes:
         self._store = store
         self._metrics = metrics
         self._flock = flock
+        self._answers = AnswerCache()
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
@@ -117,8 +121,16 @@ class CollectorRoutes:
             request.require("DAEMON", "reading private ads")
         screen = _screen(constraint)
         self._metrics.queries.labels(ad_type).inc()
-        snapshot = self._store.candidates(ad_type, screen.tests, private)
-        return StreamReply(answer_blocks(snapshot, self._store.clock.seconds(), screen, projection, limit))
+        now = self._store.clock.seconds()
+        segmented = _segmented(ad_type, screen, limit)
+        held = self._store.counts(private).get(ad_type, 0)
+        narrowed = self._store.narrowed(ad_type, screen.tests, private, held // NARROW_ENOUGH if segmented else None)
+        if segmented and narrowed is None:
+            query = (private, ad_type, screen.text, tuple(name.lower() for name in projection))
+            segments = self._store.segments(ad_type, private)
+            return StreamReply(segment_answer_blocks(segments, now, screen, projection, self._answers, query))
+        snapshot = self._store.snapshot(ad_type, private) if narrowed is None else narrowed
+        return StreamReply(answer_blocks(snapshot, now, screen, projection, limit))
 
     def _prepare(self, ad_type: str, wire: object, where: str, now: int,
                  identity: str | None) -> tuple[object, dict]:
@@ -140,6 +152,13 @@ class CollectorRoutes:
         except WireAdError as exc:  # a 500 as raised (it keeps ApiError's default status)
             raise BadRequest(str(exc)) from None
         return None, wire
+
+
+def _segmented(ad_type: str, screen: Screen, limit: int | None) -> bool:
+    """Whether a query may be answered by segments with kept parts: one ad type, no
+    limit, a screen that decides ads on its own (unless an index narrows it to a few
+    ads: a handful of ads is answered faster directly)."""
+    return ad_type != ANY and limit is None and (screen.everything or screen.complete)
 
 
 def _check_values(wire: dict, where: str) -> None:

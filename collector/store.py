@@ -16,6 +16,7 @@ from collector.adtypes import ANY
 from collector.errors import AdRejected
 from collector.index import EqualityIndex
 from collector.screening import Screen, literal_values
+from collector.segments import Segments
 from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.ndjson import encode_line
 
@@ -162,6 +163,7 @@ class AdStore:
     _public: dict[str, dict[str, StoredAd]] = field(factory=dict)
     _private: dict[str, dict[str, StoredAd]] = field(factory=dict)
     _indexes: dict[tuple[bool, str], EqualityIndex] = field(factory=dict)
+    _segments: dict[tuple[bool, str], Segments] = field(factory=dict)
     _sequence: Iterator[int] = field(factory=itertools.count)
 
     def update(self, ad_type: str, ad: object, wire: dict, private: bool = False) -> StoredAd:
@@ -195,6 +197,7 @@ class AdStore:
             index.discard(earlier)
         of_type[key] = stored
         index.add(stored)
+        self._segments.setdefault((private, ad_type), Segments()).put(stored)
         return stored
 
     def invalidate_names(self, ad_type: str, names: list[str]) -> int:
@@ -209,6 +212,7 @@ class AdStore:
                 if table.get(stored.ad_type, {}).get(stored.key) is stored:
                     del table[stored.ad_type][stored.key]
                     self._indexes[(private, stored.ad_type)].discard(stored)
+                    self._segments[(private, stored.ad_type)].drop(stored)
                     removed += 1
         return removed
 
@@ -274,6 +278,13 @@ class AdStore:
         """The ads of ``ad_type`` that a constraint with these screening tests
         (``(name, op, value)``, see :mod:`collector.screening`) can match, in stored
         order: fewer than every ad when an index narrows an ``==`` test."""
+        narrowed = self.narrowed(ad_type, tests, private)
+        return self.snapshot(ad_type, private) if narrowed is None else narrowed
+
+    def narrowed(self, ad_type: str, tests: tuple, private: bool = False,
+                 at_most: int | None = None) -> list[StoredAd] | None:
+        """As :meth:`candidates` when an index narrows them (to ``at_most`` ads or
+        fewer, when given), else None."""
         index = self._indexes.get((private, ad_type))
         narrowest = None
         for name, op, value in tests if index is not None else ():
@@ -281,8 +292,8 @@ class AdStore:
                 found = index.candidates(name, value)
                 if found is not None and (narrowest is None or len(found) < len(narrowest)):
                     narrowest = found
-        if narrowest is None:
-            return self.snapshot(ad_type, private)
+        if narrowest is None or (at_most is not None and len(narrowest) > at_most):
+            return None
         of_type = self._table(private).get(ad_type, {})
         return [of_type[key] for key in sorted(narrowest, key=narrowest.__getitem__)]
 
@@ -293,11 +304,19 @@ class AdStore:
         for private, table in ((False, self._public), (True, self._private)):
             for kind, of_type in list(table.items()):
                 for name in [name for name, stored in of_type.items() if stored.expires_at <= now]:
-                    self._indexes[(private, kind)].discard(of_type.pop(name))
+                    stored = of_type.pop(name)
+                    self._indexes[(private, kind)].discard(stored)
+                    self._segments[(private, kind)].drop(stored)
                     dropped += 1
                 if not of_type:
                     del table[kind]
         return dropped
+
+    def segments(self, ad_type: str, private: bool = False) -> list[tuple[int, int, list[StoredAd]]]:
+        """The ads of ``ad_type`` (one type, not Any) now, by segment: (id, version, ads
+        in stored order), see :mod:`collector.segments`."""
+        held = self._segments.get((private, ad_type))
+        return [] if held is None else held.snapshot()
 
     def counts(self, private: bool = False) -> dict[str, int]:
         """How many ads of each type the store holds (expired ones not yet swept included)."""

@@ -177,3 +177,20 @@ def test_ads_are_refused_on_their_values_as_the_ad_parser_refuses_them(call, att
         assert response.status == 200
     else:
         assert (response.status, response.json()["message"]) == (400, expected)
+
+
+def test_a_repeated_query_answers_each_update_and_expiry(call, clock):
+    """Queries answered from kept parts still show an ad replaced, withdrawn or expired
+    between two identical queries, in stored order, projected as asked."""
+    call("/v1/ads/Machine", {"ads": slots("s1@a", "s2@a", State="Unclaimed", Cpus=4)})
+    query = {"constraint": 'State == "Unclaimed" && Cpus >= 4', "projection": ["Name", "Cpus"]}
+    assert call("/v1/ads/Machine/query", query, token=READ).lines() == [{"Name": "s1@a", "Cpus": 4},
+                                                                         {"Name": "s2@a", "Cpus": 4}]
+    call("/v1/ads/Machine", {"ads": slots("s1@a", State="Unclaimed", Cpus=8)})
+    assert call("/v1/ads/Machine/query", query, token=READ).lines() == [{"Name": "s1@a", "Cpus": 8},
+                                                                         {"Name": "s2@a", "Cpus": 4}]
+    call("/v1/ads/Machine", {"ads": slots("s3@a", State="Unclaimed", Cpus=4, ClassAdLifetime=5)})
+    call("/v1/ads/Machine/invalidate", {"names": ["s1@a"]})
+    assert [ad["Name"] for ad in call("/v1/ads/Machine/query", query, token=READ).lines()] == ["s2@a", "s3@a"]
+    clock.advance(6)
+    assert [ad["Name"] for ad in call("/v1/ads/Machine/query", query, token=READ).lines()] == ["s2@a"]
