@@ -30,6 +30,7 @@ from startd.draining import DrainRequest, DrainSchedule, retirement_over
 from startd.errors import ClaimError, SlotStateError
 from startd.gpu_claims import GpuClaimRefused
 from startd.job_run import Ending, JobRun
+from startd.launches import LaunchQueue
 from startd.preemption import (
     Eviction,
     PendingClaim,
@@ -147,6 +148,8 @@ class StartdRoutes:
         self._changed = changed
         self._activity_changed = activity_changed or changed
         self.runs: dict[str, JobRun] = {}
+        #: Starts the runs of a burst of activations one per reactor turn.
+        self.launches = LaunchQueue(table.clock)
         self.run_endings: dict[str, Deferred] = {}
         self._releasing: set[str] = set()
         self._run_started: dict[str, float] = {}
@@ -244,7 +247,7 @@ class StartdRoutes:
         self._run_started[claim_id] = self._now()
         self.leases.activated(claim_id, job, self._now())
         _log.info("job {job} starting on {slot}", job=job_id, slot=slot.name)
-        ending = run.run()
+        ending = self.launches.launch(run.run)
         ending.addCallback(self._run_ended, claim_id, run)
         self.run_endings[claim_id] = ending
         self._activity_changed()

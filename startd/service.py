@@ -44,6 +44,7 @@ from startd.preemption import PreemptPolicy
 from startd.routes import Activation, StartdRoutes
 from startd.sandbox import clean_leftover_sandboxes, prepare_execute_dir
 from startd.schedd_link import ScheddLink
+from startd.slot_ads import private_ad
 from startd.slot_types import plan_slots
 from startd.slots import Slot, SlotTable
 
@@ -97,6 +98,8 @@ class StartdService(DaemonService):
         self._lease_loop.clock = reactor
         self._pending_advertise = None
         self._advertised = AdvertisedSlots()
+        #: Per slot name: (slot, its ad inputs, public ad JSON, private ad JSON) as last advertised.
+        self._ad_cache: dict[str, tuple] = {}
         #: Samples the cards and holds jobs over their GPU memory share (None without cards).
         self.gpu_monitor = gpu_monitor
         #: The MPS control daemons started for the cards, quit once the jobs have ended.
@@ -126,10 +129,25 @@ class StartdService(DaemonService):
         return ad
 
     def slot_ads(self) -> tuple[list[dict], list[dict]]:
-        """The public and private ads of every slot, in JSON form."""
+        """The public and private ads of every slot, in JSON form; a slot's ads are made
+        again only when it or what its ad is made of changed (:meth:`SlotTable.ad_inputs`),
+        so a startd of 500 static slots does not rebuild 500 ads each update."""
         extra = self.address_attributes()
-        public = [ad_to_json(self.slot_ad(self.table.slots[name])) for name in sorted(self.table.slots)]
-        private = [{**ad_to_json(ad), **extra} for ad in self.table.private_ads()]
+        public, private, kept = [], [], {}
+        for name in sorted(self.table.slots):
+            slot = self.table.slots[name]
+            inputs = self.table.ad_inputs(slot)
+            cached = self._ad_cache.get(name)
+            if inputs is not None and cached is not None and cached[0] is slot and cached[1] == inputs:
+                entry = cached
+            else:
+                entry = (slot, inputs, ad_to_json(self.slot_ad(slot)),
+                         {**ad_to_json(private_ad(name, self.table.machine.hostname, slot.claim_id)), **extra})
+            if inputs is not None:
+                kept[name] = entry
+            public.append(entry[2])
+            private.append(entry[3])
+        self._ad_cache = kept
         return public, private
 
     def handlers(self) -> dict:

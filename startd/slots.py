@@ -424,6 +424,16 @@ class SlotTable:
                 ad[name] = value
         return ad
 
+    def ad_inputs(self, slot: Slot) -> tuple | None:
+        """Everything besides the (frozen) ``slot`` itself that its public ad is made of, for
+        a cache of the ad: the same slot object with equal inputs has the same ad. None
+        for a slot whose ad also depends on others (a partitionable slot's children and
+        free resources) or on mutable card state (GPUs): build those each time."""
+        if slot.kind is SlotKind.PARTITIONABLE or slot.resources.gpu_ids:
+            return None
+        return (self.machine, id(self.domains), len(self.slots), self.refusals.get(slot.name, 0), self.start,
+                self.draining, self.last_drain_stop, self.rank, self.max_job_retirement_time)
+
     def _gpu_attributes(self, ad: classad.ClassAd, slot: Slot) -> None:
         cards = [self.cards[i] for i in slot.resources.gpu_ids]
         refs = {card.id: classad.ExprTree(self._device(card.id).attr_name) for card in cards}

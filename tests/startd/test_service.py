@@ -93,6 +93,24 @@ def test_an_activity_change_waits_longer_unless_a_claim_change_comes(pool):
     assert not clock.getDelayedCalls()
 
 
+def test_unchanged_static_slots_ads_are_not_made_again(machine, clock, tmp_path):
+    """slot_ads builds a static slot's ads once and again only when the slot (or what its
+    ad is made of) changed: a claim on slot2 rebuilds slot2's ads alone, with the new state."""
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("NUM_SLOTS = 4", env={}), machine), clock)
+    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY)
+    public, private = service.slot_ads()
+    [claim_id] = [ad["ClaimId"] for ad in private if ad["Name"].startswith("slot2@")]
+    table.request_claim(claim_id, classad.ClassAd({"RequestCpus": 1}))
+    again, private_again = service.slot_ads()
+    assert [a is b for a, b in zip(public, again)] == [True, False, True, True]
+    assert again[1]["State"] == "Claimed" and public[1]["State"] == "Unclaimed"
+    assert private_again[1]["ClaimId"] == table.slots[again[1]["Name"]].claim_id
+    table.refusals[again[2]["Name"]] = 1
+    third, _ = service.slot_ads()
+    assert [a is b for a, b in zip(again, third)] == [True, True, False, True]
+    assert third[2]["ClaimRequestsRefused"] == 1
+
+
 class Unavailable(Resource):
     """A collector that answers every call with 503."""
 
