@@ -808,8 +808,11 @@ def _stays(cluster: Entries, proc: Entries, cluster_ad: ClassAd) -> bool:
     entry = proc.get("remotehost") or cluster.get("remotehost")
     if entry is not None and entry[1] is not None:
         return True
-    if "leavejobinqueue" not in proc and "leavejobinqueue" not in cluster:
+    entry = proc.get("leavejobinqueue") or cluster.get("leavejobinqueue")
+    if entry is None or entry[1] is None:
         return False
+    if type(entry[1]) is Literal:  # LeaveJobInQueue = false, as submit writes it: no ad to build
+        return entry[1].value is True
     return states.leave_in_queue(derive(cluster_ad, proc))
 
 
