@@ -12,8 +12,6 @@ each ad gets its own entry, as evaluation tells attributes apart by their entrie
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from classad import nodes as e
 
 #: Entries a cache holds before it is emptied (a dictionary of this size empties in
@@ -81,15 +79,6 @@ class Hits(dict):
             count = 0
         per_name[hit[0]] = count + 1
         self[key] = hit
-
-
-def missing(hits: list) -> Iterator[int]:
-    """The indices of the None items of ``hits`` (the definitions not remembered),
-    found by list methods rather than a loop over every item."""
-    k = -1
-    for _ in range(hits.count(None)):
-        k = hits.index(None, k + 1)
-        yield k
 
 
 def attrs_from_hits(hits: list, entry_cls) -> dict:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from classad import limits
 from classad import nodes as e
-from classad.entries import Hits, attrs_from_hits, literal, missing
+from classad.entries import Hits, attrs_from_hits, literal
 from classad.errors import ClassAdParseError, context_at
 from classad.parser import parse_expression
 from classad.transform import merge_entries, parse_integer
@@ -248,7 +248,9 @@ def _fast_attrs(text: str, pos: int, entry_cls):
         hits = list(map(_HITS.get, pairs))
     except TypeError:  # a list in a value: no key
         hits = [None] * len(pairs)
-    for k in missing(hits):
+    k, unknown = -1, hits.count(None)
+    for _ in range(unknown):
+        k = hits.index(None, k + 1)
         hits[k] = _read_hit(pairs[k], entry_cls)
     return attrs_from_hits(hits, entry_cls), end
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from classad import nodes as e
-from classad.entries import Hits, attrs_from_hits, literal, make_hit, missing, remember
+from classad.entries import Hits, attrs_from_hits, literal, make_hit, remember
 from classad.errors import ClassAdParseError
 from classad.jsonsource import parse_json_ads
 from classad.parser import parse_expression, parse_expression_prefix
@@ -95,7 +95,9 @@ def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
     if not defs[-1].strip(_WS_CHARS):
         defs.pop()  # after the last definition's ';', or an empty ad
     hits = list(map(_NEW_DEFS.get, defs))
-    for k in missing(hits):
+    k, unknown = -1, hits.count(None)
+    for _ in range(unknown):
+        k = hits.index(None, k + 1)
         name, sep, value = defs[k].partition("=")
         name = name.strip(_WS_CHARS)
         if not sep or not name.isidentifier() or not name.isascii():
@@ -119,7 +121,9 @@ def _plain_new_attrs(body: str, entry_cls) -> dict | None:
     (the grammar then reads the whole ad and reports the error where it is)."""
     pairs = _PLAIN_DEF.findall(body)
     hits = list(map(_NEW_DEFS.get, pairs))
-    for k in missing(hits):
+    k, unknown = -1, hits.count(None)
+    for _ in range(unknown):
+        k = hits.index(None, k + 1)
         hit = _new_def(*pairs[k], entry_cls)
         if hit is None:
             return None
@@ -158,15 +162,13 @@ def _quick_literal(text: str):
     """The literal node of ``text`` (stripped) when it is a plain decimal integer of
     at most 18 digits or a double-quoted string of printable ASCII without escapes;
     else None. Both the old and the new syntax read these texts the same way."""
-    if not text.isascii():
-        return None
-    first = text[:1]
-    if first == '"':
+    if text[:1] == '"':
         inner = text[1:-1]
-        if text[-1] == '"' and len(text) > 1 and inner.isprintable() and '"' not in inner and "\\" not in inner:
+        if (text[-1] == '"' and len(text) > 1 and inner.isascii() and inner.isprintable()
+                and '"' not in inner and "\\" not in inner):
             return literal(inner)
         return None
-    if text.isdigit() and len(text) <= 18 and (first != "0" or len(text) == 1):
+    if text.isdigit() and text.isascii() and len(text) <= 18 and (text[0] != "0" or len(text) == 1):
         return literal(int(text))
     return None
 
@@ -378,7 +380,9 @@ def _old_chunk_attrs(lines: list, i: int, j: int, entry_cls) -> dict | None:
     comment or a line of whitespace (for :func:`_old_ads_by_line`)."""
     chunk = lines[i:j]
     hits = list(map(_OLD_LINES.get, chunk))
-    for k in missing(hits):
+    k, unknown = -1, hits.count(None)
+    for _ in range(unknown):
+        k = hits.index(None, k + 1)
         line = chunk[k]
         stripped = line.strip()
         if not stripped or stripped[0] == "#":
