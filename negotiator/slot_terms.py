@@ -24,10 +24,12 @@ from classad.signature import ExpressionTexts, attribute_key
 _ABSENT = ("<absent>",)
 
 
-def target_reads(slot: ClassAd, node) -> frozenset[str] | None:
+def target_reads(slot: ClassAd, node, by_value=None) -> frozenset[str] | None:
     """Lower-cased names of the job attributes ``node`` may read when evaluated in
     ``slot``'s scope (following the slot's own expressions), or None when that cannot
-    be known statically."""
+    be known statically. ``by_value`` stands in for :func:`looks_up_by_value` (a
+    remembering one, when many slots share their trees)."""
+    by_value = by_value or looks_up_by_value
     reads: set[str] = set()
     pending, seen = [node], set()
     while pending:
@@ -35,7 +37,7 @@ def target_reads(slot: ClassAd, node) -> frozenset[str] | None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if looks_up_by_value(node):
+        if by_value(node):
             return None
         internal, external = references(slot, node)
         for name in external:
@@ -57,6 +59,14 @@ class SlotTerms:
         self._reads: dict[tuple, frozenset[str] | None] = {}
         self._values: dict[tuple, float] = {}
         self._texts = ExpressionTexts()
+        #: looks_up_by_value of each tree seen, by identity (the tree kept alive with it)
+        self._by_value: dict[int, tuple[object, bool]] = {}
+
+    def _looks_up_by_value(self, node) -> bool:
+        hit = self._by_value.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self._by_value[id(node)] = (node, looks_up_by_value(node))
+        return hit[1]
 
     def value(self, which: int, expr: ExprTree | None, signature: Hashable, slot: ClassAd, job: ClassAd,
               shape: Hashable = None) -> float:
@@ -68,7 +78,7 @@ class SlotTerms:
             return 0.0
         reads_key = (which, signature if shape is None else ("shape", shape))
         if reads_key not in self._reads:
-            self._reads[reads_key] = target_reads(slot, expr.node)
+            self._reads[reads_key] = target_reads(slot, expr.node, self._looks_up_by_value)
         reads = self._reads[reads_key]
         job_key = self._job_key(job, reads) if reads is not None else None
         if job_key is None:
