@@ -7,7 +7,7 @@ from attrs import define, field
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily
 
-from collector.pool_totals import RESOURCES, pool_totals
+from collector.pool_totals import RESOURCES, PoolTotals, add_totals, pool_totals
 from collector.store import AdStore
 
 
@@ -27,13 +27,30 @@ class _AdCounts:
 
 class _PoolTotals:
     """The pool's slots by state and its resources in total and free, from the Machine
-    ads held when scraped (one pass over them)."""
+    ads held when scraped: each segment's totals (see :mod:`collector.segments`) are
+    kept while it is unchanged and none of its ads has expired, so a scrape at 100,000
+    ads adds up about 1,600 parts instead of holding the reactor to read every ad."""
 
     def __init__(self, store: AdStore) -> None:
         self._store = store
+        self._parts: dict[int, tuple[int, float, PoolTotals]] = {}
+
+    def totals(self) -> PoolTotals:
+        """The totals of the live Machine ads now."""
+        now = self._store.clock.seconds()
+        parts = {}
+        for segment_id, version, ads in self._store.segments("Machine"):
+            part = self._parts.get(segment_id)
+            if part is None or part[0] != version or part[1] <= now:
+                live = [stored for stored in ads if stored.expires_at > now]
+                part = (version, min((stored.expires_at for stored in live), default=float("inf")),
+                        pool_totals(stored.wire for stored in live))
+            parts[segment_id] = part
+        self._parts = parts
+        return add_totals(part for _, _, part in parts.values())
 
     def collect(self):
-        totals = pool_totals(stored.wire for stored in self._store.query("Machine"))
+        totals = self.totals()
         slots = GaugeMetricFamily("roost_pool_slots", "Slot ads held, by State", labels=["state"])
         for state, count in sorted(totals.slots_by_state.items()):
             slots.add_metric([state], count)
@@ -57,6 +74,8 @@ class CollectorMetrics:
     updates: Counter = field(init=False)
     invalidations: Counter = field(init=False)
     queries: Counter = field(init=False)
+    #: The pool's totals, kept by segment between scrapes.
+    pool: _PoolTotals = field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self.updates = Counter("roost_collector_updates", "Ads received", ["type"], registry=self.registry)
@@ -65,4 +84,5 @@ class CollectorMetrics:
         )
         self.queries = Counter("roost_collector_queries", "Queries answered", ["type"], registry=self.registry)
         self.registry.register(_AdCounts(self.store))
-        self.registry.register(_PoolTotals(self.store))
+        self.pool = _PoolTotals(self.store)
+        self.registry.register(self.pool)

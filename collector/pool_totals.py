@@ -46,3 +46,16 @@ def pool_totals(slot_ads: Iterable[Mapping]) -> PoolTotals:
             total[name] += _number(ad, total_attr) or _number(ad, free_attr)
             free[name] += _number(ad, free_attr) if unclaimed else 0
     return PoolTotals(dict(states), total, free)
+
+
+def add_totals(parts: Iterable[PoolTotals]) -> PoolTotals:
+    """The totals of several sets of slot ads, from the totals of each."""
+    states: Counter = Counter()
+    total = dict.fromkeys(RESOURCES, 0.0)
+    free = dict.fromkeys(RESOURCES, 0.0)
+    for part in parts:
+        states.update(part.slots_by_state)
+        for name in RESOURCES:
+            total[name] += part.total[name]
+            free[name] += part.free[name]
+    return PoolTotals(dict(states), total, free)

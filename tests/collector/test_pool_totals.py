@@ -26,3 +26,13 @@ def test_an_ad_with_odd_values_counts_as_nothing():
     """A non-number is no amount, a missing State is Unknown."""
     totals = pool_totals([{"Name": "x", "Cpus": "many", "State": 3}])
     assert totals.slots_by_state == {"Unknown": 1} and totals.total["cpus"] == 0
+
+
+def test_totals_added_up_from_parts_are_the_totals_of_all():
+    """add_totals of the totals of some groups of ads is pool_totals of them all."""
+    from collector.pool_totals import add_totals
+
+    ads = [{"Name": f"s{n}", "State": ["Unclaimed", "Claimed", 3][n % 3], "SlotType": "Static",
+            "Cpus": n % 5, "Memory": 1024 * n, "GPUs": n % 2} for n in range(30)]
+    assert add_totals([pool_totals(ads[:7]), pool_totals(ads[7:20]), pool_totals(ads[20:])]) == pool_totals(ads)
+    assert add_totals([]) == pool_totals([])
