@@ -320,6 +320,11 @@ class JobQueue:
     def _ad_of(self, row: JobRow) -> ClassAd:
         return derive(self._cluster(row.cluster_id)[1], _decode_proc(row))
 
+    def _with_ad(self, row: JobRow) -> tuple[JobRow, ClassAd, Entries]:
+        """The row, its whole ad and its proc's decoded entries (decoded once for both)."""
+        proc = _decode_proc(row)
+        return row, derive(self._cluster(row.cluster_id)[1], proc), proc
+
     def _text_ad(self, cluster_id: int, proc_text: str) -> ClassAd:
         return derive(self._cluster(cluster_id)[1], decode_entries(proc_text))
 
@@ -468,11 +473,12 @@ class JobQueue:
                                 f"{row.owner!r}; nothing was changed")
 
     # --- writing --------------------------------------------------------------
-    def _changed(self, row: JobRow, changes: dict[str, Any]) -> tuple[Entries, Entries]:
-        """The cluster's entries and the proc's entries after ``changes`` (``None``
-        deletes); nothing is written."""
+    def _changed(self, row: JobRow, changes: dict[str, Any],
+                 decoded: Entries | None = None) -> tuple[Entries, Entries]:
+        """The cluster's entries and the proc's entries (from ``decoded`` when given,
+        left unchanged) after ``changes`` (``None`` deletes); nothing is written."""
         cluster = self._cluster_entries(row.cluster_id)
-        proc = _decode_proc(row)
+        proc = _decode_proc(row) if decoded is None else dict(decoded)
         for name, value in changes.items():
             key = name.lower()
             if value is states.DELETE:
@@ -524,10 +530,12 @@ class JobQueue:
                 self._forget_cluster(cluster_id)
             leaving.clear()
 
-    def _apply(self, row: JobRow, transition: Transition, now: int, leaving: list | None = None) -> bool:
+    def _apply(self, row: JobRow, transition: Transition, now: int, leaving: list | None = None,
+               proc: Entries | None = None) -> bool:
         """Write one transition; move the job to history when it may leave (noted in
-        ``leaving`` when given, see :meth:`_leave`). Returns whether it left."""
-        cluster, proc = self._changed(row, dict(transition.changes))
+        ``leaving`` when given, see :meth:`_leave`). ``proc``: the row's decoded
+        entries when already decoded. Returns whether it left."""
+        cluster, proc = self._changed(row, dict(transition.changes), proc)
         if not _stays(cluster, proc, self._cluster(row.cluster_id)[1]):
             self._leave(row, proc, now, leaving)
             return True
@@ -554,13 +562,14 @@ class JobQueue:
         with self.db.atomic():
             if action is JobAction.Remove:
                 self._stop_factories(selection, actor)
-            result = self._act_on(make, action, self._selected(selection), reason, actor, named)
+            selected = ((row, ad, None) for row, ad in self._selected(selection))
+            result = self._act_on(make, action, selected, reason, actor, named)
             self.history.rotate()
         return result
 
     def act_in_batches(self, action: JobAction, selection: JobSelection, reason: str | None = None,
-                       actor: str | None = None, batch: int = ACT_BATCH) -> Iterator[ActResult]:
-        """:meth:`act` for selections of any size, a transaction per ``batch`` jobs
+                       actor: str | None = None, batch: int | None = None) -> Iterator[ActResult]:
+        """:meth:`act` for selections of any size, a transaction per ``batch`` (default ACT_BATCH) jobs
         examined: each step commits one batch and yields what it did, so a caller on
         the reactor can answer others between steps. Everything that makes
         :meth:`act` refuse the whole request (a named job missing, in the wrong state
@@ -574,6 +583,7 @@ class JobQueue:
         """
         make = _ACTIONS[action]
         reason = reason or _DEFAULT_REASONS[action].format(actor=actor or "the schedd")
+        batch = batch or ACT_BATCH
         predicate = compile_constraint(selection.constraint) if selection.constraint is not None else None
         self._check_named(make, action, selection, reason, actor)
         if action is JobAction.Remove:
@@ -605,19 +615,20 @@ class JobQueue:
             if other is not None:
                 self._check_owner(other, actor, action.value.lower())
 
-    def _selected_pages(self, selection: JobSelection, predicate, batch: int) -> Iterator[list[tuple[JobRow, ClassAd]]]:
+    def _selected_pages(self, selection: JobSelection, predicate,
+                        batch: int) -> Iterator[list[tuple[JobRow, ClassAd, Entries]]]:
         """The selected jobs with their ads, each once, a page of at most ``batch``
         examined rows at a time, each page read when asked for (inside its transaction)."""
         seen: set[tuple[int, int]] = set()
         for start in range(0, len(selection.ids), batch):
             rows = (self.db.get_job(j.cluster, j.proc) for j in selection.ids[start:start + batch])
-            page = [(row, self._ad_of(row)) for row in rows if row is not None and _first_time(row, seen)]
+            page = [self._with_ad(row) for row in rows if row is not None and _first_time(row, seen)]
             yield page
         for cluster_id in selection.clusters:
             after = (cluster_id, -1)
             while True:
                 rows = self.db.jobs_after(after, batch, cluster_id)
-                yield [(row, self._ad_of(row)) for row in rows if _first_time(row, seen)]
+                yield [self._with_ad(row) for row in rows if _first_time(row, seen)]
                 if len(rows) < batch:
                     break
                 after = (rows[-1].cluster_id, rows[-1].proc_id)
@@ -629,21 +640,21 @@ class JobQueue:
             page = []
             for row in rows:
                 if (row.cluster_id, row.proc_id) not in seen:
-                    ad = self._ad_of(row)
-                    if predicate(ad):
-                        page.append((row, ad))
+                    selected = self._with_ad(row)
+                    if predicate(selected[1]):
+                        page.append(selected)
             yield page
             if len(rows) < batch:
                 return
             after = (rows[-1].cluster_id, rows[-1].proc_id)
 
-    def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd]], reason: str,
+    def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd, Entries | None]], reason: str,
                 actor: str | None, named: "set | frozenset") -> ActResult:
         """Apply ``make`` to the selected jobs (inside the caller's transaction); a job
         in ``named`` in the wrong state raises, any other is skipped."""
         transitions, skipped, left, leaving = [], [], [], []
         now = now_from(self.clock)
-        for row, ad in selected:
+        for row, ad, proc in selected:
             self._check_owner(row, actor, action.value.lower())
             try:
                 transition = make(ad, reason, self.clock)
@@ -653,7 +664,7 @@ class JobQueue:
                 skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
                 continue
             transitions.append(transition)
-            if self._apply(row, transition, now, leaving):
+            if self._apply(row, transition, now, leaving, proc):
                 left.append(transition.job_id)
         self._flush_leaving(leaving)
         return ActResult(tuple(transitions), tuple(skipped), tuple(left))

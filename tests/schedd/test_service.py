@@ -196,3 +196,29 @@ def test_scheduler_ad_says_where_it_flocks_only_when_it_flocks(schedd, tmp_path,
         assert flocking.own_ad()["EffectiveFlockList"] == "198.18.1.2:9618"
     finally:
         flocking.queue.close()
+
+
+def test_an_action_in_many_batches_answers_after_the_last_with_every_event(call, tmp_path, monkeypatch):
+    """Removing 5 jobs 2 per transaction, one batch per reactor turn, answers once
+    with all 5 removed and an abort event for each in the log."""
+    from schedd import routes
+    from schedd.queue import jobqueue
+    monkeypatch.setattr(routes, "ACT_SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(jobqueue, "ACT_BATCH", 2)
+    submit(call, tmp_path, SLEEP.replace("queue 3", "queue 5"), who="me")
+    removed = call("/v1/jobs/act", {"action": "Remove", "constraint": "true"}, "me").json()
+    assert removed == {"changed": 5, "refused": []}
+    assert call("/v1/jobs/query", {}).lines() == []
+    events = [(e.type, e.proc) for e in JobEventLog(str(tmp_path / "job.log")).events(stop_after=0)]
+    assert events[5:] == [(JobEventType.JOB_ABORTED, p) for p in range(5)]
+
+
+def test_a_refused_action_in_batches_is_a_403_that_changed_nothing(call, tmp_path, monkeypatch):
+    """Naming bob's cluster among alice's jobs refuses before any batch commits."""
+    from schedd.queue import jobqueue
+    monkeypatch.setattr(jobqueue, "ACT_BATCH", 1)
+    submit(call, tmp_path, SLEEP, who="alice")
+    submit(call, tmp_path, SLEEP, who="bob")
+    refused = call("/v1/jobs/act", {"action": "Remove", "ids": ["1", "2"]}, "alice")
+    assert refused.status == 403
+    assert len(call("/v1/jobs/query", {}).lines()) == 6
