@@ -36,6 +36,7 @@ from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
 from schedd.queue.jobqueue import MATERIALIZE_PER_PASS
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
+from schedd.spool_cleanup import SpoolCleanup
 from schedd.spooling import Spooling
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
@@ -140,6 +141,7 @@ class ScheddService(DaemonService):
         self.factories = FactoryMakers(schedd.domain)
         self._pending_materialize = None
         self._periodic.clock = reactor
+        self.spool_cleanup = SpoolCleanup(self.queue, schedd.spool, _default_run_blocking(), reactor)
         self.execution = _execution_for(self) if with_execution else None
         if self.execution is not None:
             self.execution.setName("execution")
@@ -233,6 +235,7 @@ class ScheddService(DaemonService):
                 self._write_events(where, [transition.event])
         if transition.stop_shadow and self.execution is not None:
             self._stop_shadow(transition)
+        self.spool_cleanup.note((transition,))
         self.queue_changed()
 
     def record_all(self, transitions) -> None:
@@ -249,6 +252,7 @@ class ScheddService(DaemonService):
         for transition in transitions:
             if transition.stop_shadow and self.execution is not None:
                 self._stop_shadow(transition)
+        self.spool_cleanup.note(transitions)
         if transitions:
             self.queue_changed()
 
@@ -332,6 +336,7 @@ class ScheddService(DaemonService):
         for transition in result.transitions:
             self.record(transition)
         if result.left_queue:
+            self.spool_cleanup.left(result.left_queue)
             self.queue_changed()
 
     # --- ads ----------------------------------------------------------------
@@ -376,11 +381,13 @@ class ScheddService(DaemonService):
     def startService(self) -> None:
         super().startService()
         self._periodic.start(self.schedd_settings.periodic_interval, now=False)
+        self.spool_cleanup.start()  # sandboxes of jobs that left while the schedd was down
         self._pending_materialize = self.reactor.callLater(0, self._materialize_soon)  # resume factories
 
     def stopService(self):
         if self._periodic.running:
             self._periodic.stop()
+        self.spool_cleanup.stop()
         for pending in (self._pending_advertise, self._pending_materialize):
             if pending is not None and pending.active():
                 pending.cancel()
@@ -404,6 +411,12 @@ def _write_as_owner(writer: EventLogWriter, owner: str | None, events: list[Even
             writer.write(events)
     except (NoOwnerAccountError, ActingAsError) as exc:
         raise EventLogError(f"event log {writer.path} not written: {exc}") from None
+
+
+def _default_run_blocking():
+    from twisted.internet.threads import deferToThread
+
+    return deferToThread
 
 
 def _execution_for(service: ScheddService) -> Execution:
