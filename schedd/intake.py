@@ -28,6 +28,7 @@ from schedd.submit.queue_args import with_queue_args  # noqa: F401 - the route's
 
 #: Attributes the schedd alone sets on a new job; a client's values are dropped.
 SCHEDD_SET = ("ClusterId", "ProcId", "User", "Owner", "QDate", "GlobalJobId", "UidDomain")
+_SCHEDD_SET_KEYS = frozenset(name.lower() for name in SCHEDD_SET)
 
 
 class IntakeError(ValueError):
@@ -131,13 +132,11 @@ def owned_by(cluster: ClusterToStore, owner: str, uid_domain: str) -> ClusterToS
 
 
 def _without_schedd_set(ad: ClassAd) -> ClassAd:
-    present = [name for name in SCHEDD_SET if name in ad]
-    if not present:
+    """``ad`` without the attributes the schedd sets (sharing its other entries)."""
+    keys = ad.entries_by_key()
+    if keys.keys().isdisjoint(_SCHEDD_SET_KEYS):
         return ad
-    copy = ad.copy()
-    for name in present:
-        del copy[name]
-    return copy
+    return ad.derive((), deleted=[name for name in SCHEDD_SET if name.lower() in keys])
 
 
 def checked_names(cluster: ClusterToStore) -> ClusterToStore:
@@ -146,10 +145,11 @@ def checked_names(cluster: ClusterToStore) -> ClusterToStore:
     Raises:
         IntakeError: a name that is not (it could forge a line of ``roost q -l``).
     """
-    for where, ad in [("$.cluster_ad", cluster.cluster_ad)] + [
-            (f"$.proc_ads[{index}]", proc) for index, proc in enumerate(cluster.proc_ads)]:
-        for name in ad.keys():
+    for index, ad in enumerate((cluster.cluster_ad, *cluster.proc_ads)):
+        for entry in ad.entries_by_key().values():
+            name = entry.name
             if not is_attribute_name(name):
+                where = "$.cluster_ad" if index == 0 else f"$.proc_ads[{index - 1}]"
                 raise IntakeError(f"{where}: {name!r} is not an attribute name (a letter or '_' followed by "
                                   f"letters, digits or '_')")
     return cluster
