@@ -54,6 +54,7 @@ from schedd.match_substitution import HOLD_CODE as MATCH_HOLD_CODE
 from schedd.match_substitution import expand_match_macros, recorded_changes
 from schedd.negotiation import Match, parse_matches, pick_job, requests_for, submitter_key
 from schedd.queue.db import RunningClaim
+from schedd.start_pacing import StartPacing
 from shadow.owner_rights import INPUT, as_owner, job_account
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 from transfer import TransferError
@@ -147,6 +148,8 @@ class Execution(app_service.Service):
         self._alive_loop = task.LoopingCall(self._send_alives)
         self._alive_loop.clock = self.clock
         self.gangs = Gangs(self)
+        #: Claims and activations of a burst of matches, one per reactor turn.
+        self.pacing = StartPacing(self.clock)
         self.checkpoint_sweep = (CheckpointSweep(self.queue, self.spool_root, lambda job_id: job_id in self.shadows,
                                                  self._run_blocking, self.clock) if self.spool_root else None)
 
@@ -254,6 +257,7 @@ class Execution(app_service.Service):
         """Leave running jobs as they are (their leases carry them) and stop the timers."""
         if self._alive_loop.running:
             self._alive_loop.stop()
+        self.pacing.stop()
         self.gangs.stop()
         if self.checkpoint_sweep is not None:
             self.checkpoint_sweep.stop()
@@ -316,7 +320,7 @@ class Execution(app_service.Service):
         to_claim, dropped = self.gangs.claims.admit(picked)
         self._starting.difference_update(dropped)
         for match, job_id in to_claim:
-            self._claim(match, job_id, pool)
+            self.pacing.run(self._claim, match, job_id, pool)
         return JsonReply({"accepted": len(to_claim)})
 
     # --- starter routes ---
@@ -401,7 +405,7 @@ class Execution(app_service.Service):
         for claim in step.release:
             self._release(claim, "another piece of its gang could not be claimed")
         for claim, job_id in step.activate:
-            self._activate(claim, job_id)
+            self.pacing.run(self._activate, claim, job_id)
 
     def _activate(self, claim: Claim, job_id: JobId) -> None:
         """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE."""
