@@ -3,8 +3,10 @@ them at their real cadence (N per 300 s, each startd's slots in one update) and 
 queries runs at 20 a second; prints query latency percentiles under that load beside the
 same queries on the quiet collector (the baseline, measured first in the same run) as a
 ratio, the updates sent and answered (none may be dropped), the collector's CPU in cores
-and per query, and the longest the collector's reactor stalled (a probe process asks a
-one-ad query every 20 ms; its slowest answer bounds the stall).
+and per query, and the longest the collector's reactor stalled: as the collector itself
+measures it on /metrics (its reactor thread's CPU between two 20 ms ticks, and how late
+a tick ran, which also counts the machine's load), and as seen by a probe process asking
+a one-ad query every 20 ms (its slowest answer, queueing behind other answers included).
 
 Run: ``python benchmarks/collector_load.py`` (10,000 ads, 20 s) or
 ``python benchmarks/collector_load.py --ads 100000 --seconds 60`` for the full scale.
