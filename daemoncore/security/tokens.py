@@ -10,6 +10,9 @@ Claims: ``sub`` is ``user@domain``, ``scope`` lists authorization levels
 (``roost:/READ roost:/WRITE``), ``iss`` names the pool, ``iat`` and the optional
 ``exp`` are Unix times, ``jti`` is a random id. Time is passed in as ``now``
 (daemons pass ``clock.seconds()``); only when it is None is the wall clock read.
+
+``jwt`` and ``cryptography`` are imported by the functions that sign or decode, not
+with this module: a client that only reads its token file and sends it needs neither.
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ import re
 import time
 import uuid
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import attrs
-import jwt
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from daemoncore.security.errors import (
     MalformedTokenError,
@@ -31,6 +33,9 @@ from daemoncore.security.errors import (
     TokenSignatureError,
 )
 from daemoncore.security.levels import AuthorizationLevel, parse_scope_claim, scope_claim
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 #: The algorithm of pool keys (Ed25519), and that of the shared secrets of older pools.
 ALGORITHM = "EdDSA"
@@ -90,6 +95,9 @@ def issue_token(key: Ed25519PrivateKey | bytes, identity: str, scopes: Iterable[
         ValueError: a bad identity, no or unknown scopes, or a lifetime that is not positive.
         SigningKeyError: ``key`` is a public key, which cannot sign.
     """
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     if isinstance(key, Ed25519PublicKey):
         raise SigningKeyError("this host holds only the pool's public key, which checks tokens but cannot "
                               "issue them: issue tokens on the central manager")
@@ -115,6 +123,8 @@ def algorithm_of(key: Ed25519PrivateKey | Ed25519PublicKey | bytes) -> str:
     Raises:
         SigningKeyError: ``key`` is neither an Ed25519 key nor bytes.
     """
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
     if isinstance(key, (Ed25519PrivateKey, Ed25519PublicKey)):
         return ALGORITHM
     if isinstance(key, bytes):
@@ -159,6 +169,9 @@ def read_unverified(token: str) -> Identity:
 
 
 def _decode(token: str, key: Ed25519PublicKey | Ed25519PrivateKey | bytes | None) -> dict:
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     options = {"verify_signature": key is not None, "verify_exp": False, "verify_iat": False,
                "verify_nbf": False, "require": list(REQUIRED_CLAIMS)}
     algorithms = [ALGORITHM, SHARED_SECRET_ALGORITHM] if key is None else [algorithm_of(key)]
