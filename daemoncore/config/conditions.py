@@ -27,8 +27,9 @@ _COMPARE: dict[str, Callable[[tuple, tuple], bool]] = {
 }
 
 
-def evaluate_condition(text: str, is_defined: Callable[[str], bool], version: str) -> bool:
-    """Decide an expanded ``if`` test; ``is_defined`` says whether a name has a value.
+def evaluate_condition(text: str, is_defined: Callable[[str], bool], version: Callable[[], str]) -> bool:
+    """Decide an expanded ``if`` test; ``is_defined`` says whether a name has a value and
+    ``version`` gives Roost's version (asked only by a version test).
 
     Raises:
         ConfigError: the test is none of the accepted forms (no location; the reader adds it).
@@ -40,7 +41,7 @@ def evaluate_condition(text: str, is_defined: Callable[[str], bool], version: st
         return is_defined(match.group(1))
     if match := _VERSION_TEST.fullmatch(test):
         compare = _COMPARE[match.group(1) or "=="]
-        return compare(_version_tuple(version), _version_tuple(match.group(2)))
+        return compare(_version_tuple(version()), _version_tuple(match.group(2)))
     word = test.lower()
     if word in BOOLEAN_WORDS:
         return BOOLEAN_WORDS[word]

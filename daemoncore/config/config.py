@@ -9,10 +9,10 @@ a daemon or a test can load a pool's config without touching the user's home.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from collections.abc import Callable, Mapping
-from importlib import metadata
 from typing import TypeVar
 
 import attrs
@@ -47,8 +47,15 @@ def default_config_path(env: Mapping[str, str]) -> str:
     return os.path.join(home, ".config", "roost", "config")
 
 
+@functools.cache
 def roost_version() -> str:
-    """The installed Roost version, which ``if version >= X.Y`` compares with."""
+    """The installed Roost version, which ``if version >= X.Y`` compares with.
+
+    Looked up only when a config file tests the version (importing ``importlib.metadata``
+    and reading the installed distributions costs every command tens of ms otherwise).
+    """
+    from importlib import metadata
+
     try:
         return metadata.version("roost")
     except metadata.PackageNotFoundError:
@@ -235,7 +242,7 @@ def _start_reader(env: Mapping[str, str], hostname: str | None, read_file: FileR
     full = hostname if hostname is not None else socket.gethostname()
     for name, raw in {**DEFAULTS, "FULL_HOSTNAME": full, "HOSTNAME": full.split(".")[0]}.items():
         table.set(name, raw, DEFAULT_ORIGIN)
-    return ConfigReader(table, env, roost_version(), read_file)
+    return ConfigReader(table, env, roost_version, read_file)
 
 
 def _apply_overrides(table: MacroTable, env: Mapping[str, str]) -> None:

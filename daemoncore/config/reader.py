@@ -54,9 +54,10 @@ class _Branch:
 
 
 class ConfigReader:
-    """Feeds config text into ``table``; ``read_file`` opens included files."""
+    """Feeds config text into ``table``; ``read_file`` opens included files; ``version``
+    gives the version ``if version >= X.Y`` compares with, asked only when a line tests it."""
 
-    def __init__(self, table: MacroTable, env: Mapping[str, str], version: str,
+    def __init__(self, table: MacroTable, env: Mapping[str, str], version: Callable[[], str],
                  read_file: FileReader = read_text_file) -> None:
         self.table = table
         self.env = env
