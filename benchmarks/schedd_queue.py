@@ -18,6 +18,10 @@ run; and ``roost submit job.sub`` as a process, start to exit, beside
 ``python -c pass``.
 
     python benchmarks/schedd_queue.py [--procs 100000] [--clusters 1000] [--bindings-submits 1000] [--cli-runs 10]
+                                      [--only queue|bindings-submit|roost-submit]
+
+``--only`` runs one part: the queue phases (submits, queries, removal), the bindings'
+submit loop, or the ``roost submit`` processes.
 """
 
 from __future__ import annotations
@@ -77,6 +81,9 @@ def start_daemon(module: str, directory: str, config: str) -> tuple[subprocess.P
     with open(address_file, encoding="utf-8") as handle:
         return process, handle.read().strip().strip("<>")
 
+
+#: The parts ``--only`` can choose.
+PARTS = ("queue", "bindings-submit", "roost-submit")
 
 #: Seconds between two probes of the schedd's reactor.
 PROBE_INTERVAL = 0.02
@@ -143,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bindings-submits", type=int, default=1_000,
                         help="one-proc clusters submitted through htcondor.Schedd().submit in a loop")
     parser.add_argument("--cli-runs", type=int, default=10, help="`roost submit job.sub` processes timed")
+    parser.add_argument("--only", choices=PARTS, help="run only this part (default: all)")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe:
@@ -172,7 +180,6 @@ def measure(args, directory: str, process: subprocess.Popen, address: str, key,
     token = issue_token(key, "bench@pool", ["WRITE"])
     client = BlockingClient(address, token=token, timeout=600)
     schedd_ps = psutil.Process(process.pid)
-    rss_start = schedd_ps.memory_info().rss
     phases: list[str] = []
 
     def phase(name: str) -> None:
@@ -182,6 +189,23 @@ def measure(args, directory: str, process: subprocess.Popen, address: str, key,
     prober.stdout.readline()  # "ready"
     phase("idle")
     time.sleep(1.0)  # the probe's idle answers: the baseline
+    if args.only in (None, "queue"):
+        measure_queue(args, directory, schedd_ps, address, token, client, phase)
+    if args.only in (None, "bindings-submit"):
+        phase("bindings submit loop")
+        measure_bindings_submits(args.bindings_submits, directory, token, client)
+    if args.only in (None, "roost-submit"):
+        phase("roost submit processes")
+        measure_cli_submits(args.cli_runs, directory, token)
+    phase("end")
+    time.sleep(0.2)
+    print_stalls(json.loads(prober.communicate(timeout=60)[0]), phases)
+
+
+def measure_queue(args, directory: str, schedd_ps: psutil.Process, address: str, token: str,
+                  client: BlockingClient, phase) -> None:
+    """The queue phases: a big cluster, one-proc clusters, queries and a removal by constraint."""
+    rss_start = schedd_ps.memory_info().rss
     phase("submit one big cluster")
     body = {"description": JOB + f"queue {args.procs}\n", "iwd": directory}
     seconds, answer = timed(lambda: client.call(api.SUBMIT, body))
@@ -221,13 +245,10 @@ def measure(args, directory: str, process: subprocess.Popen, address: str, key,
     seconds, answer = timed(lambda: client.call(api.ACT, {"action": "Remove", "constraint": "true",
                                                            "reason": "benchmark"}))
     print(f"rm of {answer['changed']} jobs by constraint: {seconds:.2f} s")
-    phase("bindings submit loop")
-    measure_bindings_submits(args.bindings_submits, directory, token, client)
-    phase("roost submit processes")
-    measure_cli_submits(args.cli_runs, directory, token)
-    phase("end")
-    time.sleep(0.2)
-    stalls = json.loads(prober.communicate(timeout=60)[0])
+
+
+def print_stalls(stalls: dict, phases: list[str]) -> None:
+    """Print the probe's slowest answer in each phase of ``phases`` (the first, idle, is the baseline)."""
     idle = stalls.get("idle", {}).get("p50_ms", float("nan"))
     print(f"longest reactor stall per phase (GET /v1/ping every {PROBE_INTERVAL * 1000:.0f} ms; "
           f"idle p50 {idle:.1f} ms):")
