@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 from jobmodel.errors import EventLogError
-from jobmodel.eventlog import MY_TYPES
+from jobmodel.eventlog import COMPLETION_COMPLETE, COMPLETION_ERROR, COMPLETION_INCOMPLETE, COMPLETION_PAUSED, MY_TYPES
 from jobmodel.eventlog import EventType as JobEventType
 
 _HEADER = re.compile(
@@ -150,6 +150,59 @@ def _body_attributes(kind: JobEventType, headline: str, lines: list[str]) -> dic
     return attrs
 
 
+_MATERIALIZED = re.compile(r"Materialized (-?\d+) jobs from (-?\d+) items\.\s*(?P<rest>.*)\Z")
+_COMPLETIONS = (("error", None), ("complete", COMPLETION_COMPLETE), ("paused", COMPLETION_PAUSED))
+
+
+def _completion(text: str) -> int:
+    """A 036 event's ``Completion`` from its word (ClusterRemoveEvent::readEvent: ``Error N``
+    keeps a negative N, any other error is -1; an unknown word is incomplete)."""
+    lowered = text.lower()
+    for word, code in _COMPLETIONS:
+        if lowered.startswith(word):
+            if code is not None:
+                return code
+            number = re.match(r"\s*(-?\d+)", text[len(word):])
+            value = int(number.group(1)) if number else COMPLETION_ERROR
+            return value if value < 0 else COMPLETION_ERROR
+    return COMPLETION_INCOMPLETE
+
+
+def _cluster_event_attributes(kind: JobEventType, headline: str, lines: list[str]) -> dict[str, Any]:
+    """The attributes of a factory cluster's 035-038 event, as HTCondor's ``readEvent``
+    and ``toClassAd`` of ClusterSubmitEvent, ClusterRemoveEvent, FactoryPausedEvent and
+    FactoryResumedEvent give them (condor_event.cpp)."""
+    body = [line.strip() for line in lines if line.strip()]
+    if kind == JobEventType.CLUSTER_SUBMIT:
+        prefix = "Cluster submitted from host: "
+        return {"SubmitHost": headline[len(prefix):].strip()} if headline.startswith(prefix) else {}
+    if kind == JobEventType.CLUSTER_REMOVE:
+        attrs: dict[str, Any] = {"NextProcId": 0, "NextRow": 0, "Completion": COMPLETION_INCOMPLETE}
+        if body:
+            progress = _MATERIALIZED.match(body[0])
+            rest = body[0]
+            if progress:
+                attrs.update(NextProcId=int(progress.group(1)), NextRow=int(progress.group(2)))
+                rest = progress.group("rest")
+            attrs["Completion"] = _completion(rest)
+            if len(body) > 1:
+                attrs["Notes"] = body[1]
+        return attrs
+    attrs = {"Reason": body[0]} if body and not body[0].startswith(("PauseCode ", "HoldCode ")) else {}
+    if kind == JobEventType.FACTORY_PAUSED:
+        attrs.update(PauseCode=0, HoldCode=0)
+        for line in body:
+            for name in ("PauseCode", "HoldCode"):
+                found = re.search(name + r" (-?\d+)", line)
+                if found:
+                    attrs[name] = int(found.group(1))
+    return attrs
+
+
+_CLUSTER_EVENTS = frozenset({JobEventType.CLUSTER_SUBMIT, JobEventType.CLUSTER_REMOVE,
+                             JobEventType.FACTORY_PAUSED, JobEventType.FACTORY_RESUMED})
+
+
 def _classad_value(text: str) -> Any:
     import classad
     try:
@@ -198,10 +251,11 @@ def parse_text_event(text: str, where: str = "event log") -> JobEvent:
     except ValueError:
         kind = JobEventType.GENERIC
     headline = match.group("text")
-    attrs = _body_attributes(kind, headline, [x.rstrip() for x in lines[1:]])
+    body = [x.rstrip() for x in lines[1:]]
+    attrs = (_cluster_event_attributes if kind in _CLUSTER_EVENTS else _body_attributes)(kind, headline, body)
     cluster, proc, subproc = int(match.group("cluster")), int(match.group("proc")), int(match.group("subproc"))
-    attrs.update(MyType=MY_TYPES.get(kind, "GenericEvent"), EventTypeNumber=number,
-                 Cluster=cluster, Proc=proc, Subproc=subproc)
+    attrs.update(MyType=MY_TYPES.get(kind, "GenericEvent"), EventTypeNumber=number, Cluster=cluster)
+    attrs.update((name, value) for name, value in (("Proc", proc), ("Subproc", subproc)) if value >= 0)
     timestamp = _epoch(match.group("when"))
     attrs["EventTime"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(timestamp))
     return JobEvent(kind, cluster, proc, timestamp, attrs, subproc, text + "\n...\n")

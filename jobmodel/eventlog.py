@@ -83,7 +83,16 @@ MY_TYPES = {
     EventType.JOB_HELD: "JobHeldEvent", EventType.JOB_RELEASED: "JobReleaseEvent",
     EventType.JOB_DISCONNECTED: "JobDisconnectedEvent", EventType.JOB_RECONNECTED: "JobReconnectedEvent",
     EventType.JOB_RECONNECT_FAILED: "JobReconnectFailedEvent", EventType.FILE_TRANSFER: "FileTransferEvent",
+    EventType.CLUSTER_SUBMIT: "ClusterSubmitEvent", EventType.CLUSTER_REMOVE: "ClusterRemoveEvent",
+    EventType.FACTORY_PAUSED: "FactoryPausedEvent", EventType.FACTORY_RESUMED: "FactoryResumedEvent",
 }
+
+#: The proc and subproc numbers of an event about a whole cluster (035-038): HTCondor
+#: writes them as ``-1``, so the header reads ``(123.-01.-01)``.
+CLUSTER_EVENT_PROC = -1
+#: ``Completion`` of a 036 event, as condor_event.h's ClusterRemoveEvent::CompletionCode,
+#: and the word its text form writes for each.
+COMPLETION_ERROR, COMPLETION_INCOMPLETE, COMPLETION_COMPLETE, COMPLETION_PAUSED = -1, 0, 1, 2
 
 #: The headline of each 040 event by its ``Type`` (condor_event.h ``FileTransferEventType``).
 FILE_TRANSFER_HEADLINES = {2: "Started transferring input files", 3: "Finished transferring input files",
@@ -230,6 +239,34 @@ def _reconnect_failed_body(event: Event) -> tuple[str, list[str]]:
     return "Job reconnection failed", lines
 
 
+def _cluster_submit_body(event: Event) -> tuple[str, list[str]]:
+    return f"Cluster submitted from host: {_get(event, 'SubmitHost')}", []
+
+
+def completion_text(completion: int) -> str:
+    """How a 036 event writes its ``Completion`` (ClusterRemoveEvent::formatBody)."""
+    if completion <= COMPLETION_ERROR:
+        return f"Error {completion}"
+    if completion == COMPLETION_COMPLETE:
+        return "Complete"
+    return "Paused" if completion >= COMPLETION_PAUSED else "Incomplete"
+
+
+def _cluster_remove_body(event: Event) -> tuple[str, list[str]]:
+    progress = (f"Materialized {_get(event, 'NextProcId', 0)} jobs from {_get(event, 'NextRow', 0)} items."
+                f"\t{completion_text(_get(event, 'Completion', COMPLETION_INCOMPLETE))}")
+    notes = _get(event, "Notes")
+    return "Cluster removed", [progress] + ([str(notes)] if notes else [])
+
+
+def _factory_paused_body(event: Event) -> tuple[str, list[str]]:
+    reason, pause, hold = _get(event, "Reason"), _get(event, "PauseCode", 0), _get(event, "HoldCode", 0)
+    lines = [str(reason)] if reason or pause else []
+    lines += [f"PauseCode {pause}"] if pause else []
+    lines += [f"HoldCode {hold}"] if hold else []
+    return "Job Materialization Paused", lines
+
+
 def _file_transfer_body(event: Event) -> tuple[str, list[str]]:
     headline = FILE_TRANSFER_HEADLINES.get(_get(event, "Type", 0))
     if headline is None:
@@ -250,6 +287,10 @@ _BODIES = {
     EventType.JOB_RECONNECTED: _reconnected_body,
     EventType.JOB_RECONNECT_FAILED: _reconnect_failed_body,
     EventType.FILE_TRANSFER: _file_transfer_body,
+    EventType.CLUSTER_SUBMIT: _cluster_submit_body,
+    EventType.CLUSTER_REMOVE: _cluster_remove_body,
+    EventType.FACTORY_PAUSED: _factory_paused_body,
+    EventType.FACTORY_RESUMED: _reason_body("Job Materialization Resumed"),
 }
 
 
@@ -270,12 +311,16 @@ def format_text(event: Event, utc: bool = False) -> str:
 
 def format_json(event: Event, utc: bool = False) -> str:
     """One event as a JSON line: its ClassAd form (``MyType``, ``EventTypeNumber``,
-    ``Cluster``, ``Proc``, ``Subproc``, ``EventTime`` and its attributes)."""
+    ``Cluster``, ``Proc``, ``Subproc``, ``EventTime`` and its attributes; a cluster event,
+    whose proc is -1, has no ``Proc`` or ``Subproc``, as HTCondor's ``toClassAd`` gives it)."""
     record: dict[str, Any] = {
         "MyType": MY_TYPES.get(event.type, "GenericEvent"), "EventTypeNumber": int(event.type),
         "Cluster": event.cluster, "Proc": event.proc, "Subproc": event.subproc,
         "EventTime": format_timestamp(event.time, utc).replace(" ", "T"),
     }
+    for name in ("Proc", "Subproc"):  # a cluster event has neither (HTCondor leaves out negative ids)
+        if record[name] < 0:
+            del record[name]
     record.update(event.attributes)
     return json.dumps(record, sort_keys=False, default=str) + "\n"
 

@@ -26,6 +26,7 @@ from jobmodel.eventlog import Event, EventLogWriter, EventType
 from jobmodel.states import JobId, Transition, now_from
 from schedd.ads import scheduler_totals, submitter_ads
 from schedd.execution import Execution
+from schedd.factory_events import FactoryEvents
 from schedd.flock_advertiser import FlockAdvertiser, flocked_ads
 from schedd.flocking import FlockLevels, FlockSettings
 from schedd.job_events import JobEvents
@@ -38,6 +39,7 @@ from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
 from schedd.spool_cleanup import SpoolCleanup
 from schedd.spooling import Spooling
+from schedd.submit import SubmitError
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
 DEFAULT_SCHEDD_INTERVAL = 300.0
@@ -139,6 +141,7 @@ class ScheddService(DaemonService):
         self._pending_advertise = None
         self._periodic = task.LoopingCall(self._periodic_pass)
         self.factories = FactoryMakers(schedd.domain)
+        self.factory_events = FactoryEvents(self.queue.db, _cluster_log_target, self._write_events, reactor)
         self._pending_materialize = None
         self._periodic.clock = reactor
         self.spool_cleanup = SpoolCleanup(self.queue, schedd.spool, _default_run_blocking(), reactor)
@@ -174,8 +177,10 @@ class ScheddService(DaemonService):
         self._advertise_and_reschedule()
 
     def factory_submitted(self, cluster_id: int, maker: ProcMaker) -> None:
-        """A factory cluster was stored: let it make its first procs now."""
+        """A factory cluster was stored: log its Cluster submitted event (035), then let it
+        make its first procs now."""
         self.factories.add(maker)
+        self.factory_events.submitted(cluster_id, f"<{self.address}>", maker.per_row)
         self.materialize(cluster_id)
 
     def materialize(self, only: int | None = None) -> None:
@@ -191,6 +196,18 @@ class ScheddService(DaemonService):
             self.submitted(cluster_id, len(procs), procs[0])
             if len(procs) >= MATERIALIZE_PER_PASS:
                 self.queue_changed()  # that factory has more to make: another pass soon
+        try:
+            self.factory_events.check()  # paused (037), resumed (038), cluster gone (036)
+        except Exception:
+            _log.failure("schedd: writing factory events failed")
+
+    def _factory_per_row(self, cluster_id: int) -> int:
+        """How many procs each item row of a running factory makes (1 when not known)."""
+        digest = dict(self.queue.db.active_factories()).get(cluster_id)
+        try:
+            return self.factories.maker(cluster_id, digest).per_row if digest is not None else 1
+        except SubmitError:
+            return 1
 
     def _materialize_soon(self) -> None:
         self._pending_materialize = None
@@ -381,6 +398,7 @@ class ScheddService(DaemonService):
     def startService(self) -> None:
         super().startService()
         self._periodic.start(self.schedd_settings.periodic_interval, now=False)
+        self.factory_events.resume(self._factory_per_row)
         self.spool_cleanup.start()  # sandboxes of jobs that left while the schedd was down
         self._pending_materialize = self.reactor.callLater(0, self._materialize_soon)  # resume factories
 
@@ -411,6 +429,11 @@ def _write_as_owner(writer: EventLogWriter, owner: str | None, events: list[Even
             writer.write(events)
     except (NoOwnerAccountError, ActingAsError) as exc:
         raise EventLogError(f"event log {writer.path} not written: {exc}") from None
+
+
+def _cluster_log_target(cluster_text: str) -> LogTarget | None:
+    """The event log a cluster's own ad names (where its cluster events go)."""
+    return log_target(decode_entries(cluster_text, _LOG_KEYS))
 
 
 def _default_run_blocking():

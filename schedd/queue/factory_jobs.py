@@ -87,6 +87,11 @@ class ProcMaker:
                               f"one submit may hold; split it", command="queue")
         self._common: dict[str, tuple[str, object]] | None = None
 
+    @property
+    def per_row(self) -> int:
+        """How many procs each item row makes (the ``queue N`` count, at least 1)."""
+        return max(self.spec.count, 1)
+
     def _attrs(self, proc_id: int) -> dict[str, tuple[str, object]]:
         """Every attribute of proc ``proc_id``, built alone as a plain submit builds it."""
         count = max(self.spec.count, 1)
@@ -150,12 +155,20 @@ class FactoryMakers:
             self._makers.pop(next(iter(self._makers)))
         self._makers[maker.cluster_id] = maker
 
-    def __call__(self, cluster_id: int, digest: str, proc_ids: range) -> list[ClassAd]:
+    def maker(self, cluster_id: int, digest: str) -> ProcMaker:
+        """The maker of factory ``cluster_id``, built from its ``digest`` when not kept.
+
+        Raises:
+            SubmitError: the description does not parse or queues no job.
+        """
         maker = self._makers.get(cluster_id)
         if maker is None:
             maker = ProcMaker(FactoryDigest.from_text(digest), cluster_id, self.domain)
             self.add(maker)
-        return maker.proc_ads(proc_ids)
+        return maker
+
+    def __call__(self, cluster_id: int, digest: str, proc_ids: range) -> list[ClassAd]:
+        return self.maker(cluster_id, digest).proc_ads(proc_ids)
 
 
 __all__ = ["FactoryMakers", "ProcMaker", "factory_limits"]

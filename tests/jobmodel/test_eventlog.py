@@ -161,3 +161,40 @@ def test_disconnect_reconnect_and_reconnect_failed_event_text():
                          utc=True)
     assert failed.splitlines()[1:3] == ["\tJob disconnected too long: JobLeaseDuration (20 seconds) expired",
                                         "\tCan not reconnect to slot1_1@ep, rescheduling job"]
+
+
+def cluster_event(kind, attributes, cluster=7):
+    return Event(kind, cluster, -1, START, attributes, subproc=-1)
+
+
+def test_factory_cluster_event_text():
+    """035-038 as condor_event.cpp's ClusterSubmitEvent, ClusterRemoveEvent, FactoryPausedEvent
+    and FactoryResumedEvent format them, about the whole cluster (proc and subproc -1); HTCondor's
+    own reader (htcondor2.JobEventLog) reads these texts back with the attributes given here."""
+    when = "2026-12-02 12:00:00"
+    assert format_text(cluster_event(EventType.CLUSTER_SUBMIT, {"SubmitHost": HOST}), utc=True) == (
+        f"035 (007.-01.-01) {when} Cluster submitted from host: {HOST}\n...\n")
+    removed = {"NextProcId": 3, "NextRow": 3, "Completion": 0, "Notes": "removed by alice"}
+    assert format_text(cluster_event(EventType.CLUSTER_REMOVE, removed), utc=True) == (
+        f"036 (007.-01.-01) {when} Cluster removed\n\tMaterialized 3 jobs from 3 items.\tIncomplete\n"
+        "\tremoved by alice\n...\n")
+    words = [format_text(cluster_event(EventType.CLUSTER_REMOVE, {"Completion": code}), utc=True).split("\n")[1]
+             for code in (-3, -1, 1, 2, 5)]
+    assert words == ["\tMaterialized 0 jobs from 0 items.\t" + word
+                     for word in ("Error -3", "Error -1", "Complete", "Paused", "Paused")]
+    paused = {"Reason": "failed to make job 7.3", "PauseCode": 1}
+    assert format_text(cluster_event(EventType.FACTORY_PAUSED, paused), utc=True) == (
+        f"037 (007.-01.-01) {when} Job Materialization Paused\n\tfailed to make job 7.3\n\tPauseCode 1\n...\n")
+    assert format_text(cluster_event(EventType.FACTORY_PAUSED, {}), utc=True) == (
+        f"037 (007.-01.-01) {when} Job Materialization Paused\n...\n")
+    assert format_text(cluster_event(EventType.FACTORY_RESUMED, {"Reason": "released"}), utc=True) == (
+        f"038 (007.-01.-01) {when} Job Materialization Resumed\n\treleased\n...\n")
+
+
+def test_a_cluster_event_as_json_has_no_proc():
+    """The JSON form of a cluster event leaves out Proc and Subproc, as HTCondor's toClassAd
+    does for negative ids, and names its MyType."""
+    from jobmodel.eventlog import format_json
+    record = json.loads(format_json(cluster_event(EventType.CLUSTER_REMOVE, {"NextProcId": 2}), utc=True))
+    assert record["MyType"] == "ClusterRemoveEvent" and record["Cluster"] == 7
+    assert "Proc" not in record and "Subproc" not in record and record["NextProcId"] == 2

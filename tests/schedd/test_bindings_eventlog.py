@@ -133,3 +133,64 @@ def test_missing_file_is_reported(tmp_path):
     """Opening a log that does not exist names it."""
     with pytest.raises(EventLogError, match="cannot open event log"):
         JobEventLog(str(tmp_path / "nope.log"))
+
+
+#: Cluster events as HTCondor writes them, and what htcondor2.JobEventLog reads from each
+#: (HTCondor 24's bindings, run on this text: proc -1, no Proc or Subproc in the ad).
+HTCONDOR_CLUSTER_EVENTS = """035 (007.-01.-01) 2026-12-02 12:00:00 Cluster submitted from host: <127.0.0.1:9618>
+...
+037 (007.-01.-01) 2026-12-02 12:00:01 Job Materialization Paused
+\tfailed to make job 7.3: bad
+\tPauseCode 1
+...
+038 (007.-01.-01) 2026-12-02 12:00:02 Job Materialization Resumed
+\treleased by alice
+...
+036 (007.-01.-01) 2026-12-02 12:00:03 Cluster removed
+\tMaterialized 10 jobs from 10 items.\tComplete
+...
+036 (008.-01.-01) 2026-12-02 12:00:03 Cluster removed
+\tMaterialized 3 jobs from 3 items.\tIncomplete
+\tremoved by alice
+...
+036 (009.-01.-01) 2026-12-02 12:00:04 Cluster removed
+\tMaterialized 1 jobs from 1 items.\tError -4
+...
+"""
+HTCONDOR_READS = [
+    (JobEventType.CLUSTER_SUBMIT, 7, {"SubmitHost": "<127.0.0.1:9618>"}),
+    (JobEventType.FACTORY_PAUSED, 7, {"Reason": "failed to make job 7.3: bad", "PauseCode": 1, "HoldCode": 0}),
+    (JobEventType.FACTORY_RESUMED, 7, {"Reason": "released by alice"}),
+    (JobEventType.CLUSTER_REMOVE, 7, {"NextProcId": 10, "NextRow": 10, "Completion": 1}),
+    (JobEventType.CLUSTER_REMOVE, 8, {"NextProcId": 3, "NextRow": 3, "Completion": 0, "Notes": "removed by alice"}),
+    (JobEventType.CLUSTER_REMOVE, 9, {"NextProcId": 1, "NextRow": 1, "Completion": -4}),
+]
+
+
+def test_factory_cluster_events_read_as_htcondor_reads_them(tmp_path):
+    """035-038 (condor_event.cpp readEvent/toClassAd): the same type, cluster, proc -1 and
+    attributes as htcondor2.JobEventLog gives for the same text, no Proc or Subproc."""
+    path = tmp_path / "factory.log"
+    path.write_text(HTCONDOR_CLUSTER_EVENTS)
+    events = read(path)
+    assert [(e.type, e.cluster, e.proc) for e in events] == [(kind, cluster, -1) for kind, cluster, _ in HTCONDOR_READS]
+    for event, (kind, _, expected) in zip(events, HTCONDOR_READS):
+        body = {k: v for k, v in event.items() if k not in ("MyType", "EventTypeNumber", "Cluster", "EventTime")}
+        assert body == expected, kind
+        assert event["MyType"] == {35: "ClusterSubmitEvent", 36: "ClusterRemoveEvent", 37: "FactoryPausedEvent",
+                                   38: "FactoryResumedEvent"}[int(kind)]
+
+
+def test_factory_events_written_by_roost_read_back(tmp_path):
+    """What the writer makes of 035-038 reads back with its attributes, text or JSON."""
+    written = [
+        Event(EventType.CLUSTER_SUBMIT, 4, -1, START, {"SubmitHost": "<10.0.0.1:5>"}, subproc=-1),
+        Event(EventType.FACTORY_PAUSED, 4, -1, START, {"Reason": "bad", "PauseCode": 1}, subproc=-1),
+        Event(EventType.CLUSTER_REMOVE, 4, -1, START, {"NextProcId": 6, "NextRow": 2, "Completion": 2}, subproc=-1),
+    ]
+    for form in ("text", "json"):
+        path = tmp_path / f"{form}.log"
+        EventLogWriter(str(path), form).write(written)
+        events = read(path)
+        assert [(e.type, e.proc) for e in events] == [(w.type, -1) for w in written]
+        assert events[2]["NextRow"] == 2 and events[2]["Completion"] == 2 and events[1]["Reason"] == "bad"
