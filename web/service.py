@@ -24,6 +24,7 @@ from daemoncore.wire.errors import Forbidden, Unauthenticated
 from daemoncore.wire.server import make_site
 from daemoncore.wire.tls_port import listen
 from web.access import loopback_default
+from web.metrics import WebMetrics
 from web.reader import Limits, PoolReader
 from web.sampler import Sampler
 from web.site import SiteSettings, WebSite
@@ -90,7 +91,8 @@ class WebService(DaemonService):
         self.start_time = self.reactor.seconds()
         self.threads.start()
         resource = WebSite(self.site_settings, self.reactor, self.threads, self.store, self.owner_token,
-                           self.reactor.seconds, self.snapshots, self.check_token)
+                           self.reactor.seconds, self.snapshots, self.check_token,
+                           metrics=WebMetrics(self.metrics_registry, lambda: self.snapshots.last_duration))
         site = make_site(resource, max_body=MAX_BODY_BYTES, timeout=self.settings.request_timeout,
                          clock=self.reactor)
         bind = ALL_INTERFACES if self.settings.bind_all else self.settings.interface
@@ -139,7 +141,8 @@ def build_web(settings: DaemonSettings, reactor, config: Config) -> WebService:
     if limits.slots < 1 or limits.jobs < 1:
         raise ConfigError(f"WEB_MAX_SLOTS and WEB_MAX_JOBS must be at least 1 (they are {limits.slots} and {limits.jobs})")
     site = SiteSettings(collector=settings.collector_host, loopback_allowed=bool(allow),
-                        tls=settings.tls.serves_tls, limits=limits, timeout=settings.request_timeout)
+                        tls=settings.tls.serves_tls, limits=limits, timeout=settings.request_timeout,
+                        metrics_require_authentication=settings.metrics_require_authentication)
     store = config.param("WEB_HISTORY_FILE") or os.path.join(config.param("SPOOL") or config.param("LOG", "."),
                                                              "web_history.sqlite")
     try:

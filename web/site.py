@@ -12,6 +12,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qs
 
 from attrs import frozen
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from twisted.internet.defer import DeferredSemaphore
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
@@ -20,6 +21,7 @@ from twisted.web import server
 from twisted.web.resource import Resource
 
 from web import access
+from web.metrics import WebMetrics
 from web.reader import READ_ERRORS, Limits, PoolReader
 from web.render import render_page
 from web.snapshot import SnapshotKeeper
@@ -31,6 +33,7 @@ _log = Logger()
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 STATIC_FILES = {"refresh.js": b"text/javascript; charset=utf-8", "style.css": b"text/css; charset=utf-8"}
 HTML = b"text/html; charset=utf-8"
+METRICS_TYPE = CONTENT_TYPE_LATEST.encode("ascii")
 JSON = b"application/json"
 #: Every answer carries these: no inline script, no framing, nothing cached.
 SECURITY_HEADERS = {
@@ -56,6 +59,8 @@ class SiteSettings:
     limits: Limits = Limits()
     timeout: float = 30.0
     threads: int = 4
+    #: METRICS_REQUIRE_AUTHENTICATION, as every daemon reads it for ``/metrics``.
+    metrics_require_authentication: bool = True
 
 
 class WebSite(Resource):
@@ -65,8 +70,9 @@ class WebSite(Resource):
 
     def __init__(self, settings: SiteSettings, reactor, threadpool: ThreadPool, store: HistoryStore | None,
                  owner_token: Callable[[], str | None], clock: Callable[[], float], snapshots: SnapshotKeeper,
-                 check_token: Callable[[str], str | None]) -> None:
+                 check_token: Callable[[str], str | None], metrics: WebMetrics | None = None) -> None:
         super().__init__()
+        self._metrics = metrics
         self._snapshots = snapshots
         self._check_token = check_token
         self._settings = settings
@@ -89,6 +95,8 @@ class WebSite(Resource):
             return self._static(request, path[len("/static/"):], method)
         if path == "/login":
             return self._login(request, method)
+        if path == "/metrics" and method == "GET" and self._metrics is not None:
+            return self._serve_metrics(request)
         if method not in ("GET", "HEAD"):
             return self._error(request, 405, "method not allowed", f"{path} answers GET only: the site is read-only")
         if path == "/":
@@ -98,13 +106,24 @@ class WebSite(Resource):
             return self._error(request, 404, "not found", f"there is no page {path}; the pages are "
                                                           f"{', '.join(sorted(PAGES))} and /job/<cluster>.<proc>")
         who = access.caller(_headers(request), _peer(request), self._settings.loopback_allowed)
-        if not who.allowed:
-            return self._login_page(request, 401, path, "")
         refused = self._check_token(who.token) if who.token is not None else None
-        if refused is not None:
-            return self._login_page(request, 401, path, f"the pool refuses this token: {refused}")
+        if not who.allowed or refused is not None:
+            self._count(path, 401)
+            return self._login_page(request, 401, path, "" if refused is None else
+                                    f"the pool refuses this token: {refused}")
         token = who.token if who.token is not None else self._owner_token()
         return self._page(request, path, token, job)
+
+    def _serve_metrics(self, request: server.Request):
+        """``/metrics`` as every daemon serves it: a READ token (never the loopback rule,
+        which is for people at a browser) unless METRICS_REQUIRE_AUTHENTICATION is false."""
+        if self._settings.metrics_require_authentication:
+            token = access.caller(_headers(request), _peer(request), loopback_allowed=False).token
+            refused = "no token: send Authorization: Bearer <token>" if token is None else self._check_token(token)
+            if refused is not None:
+                body = json.dumps({"error": "unauthenticated", "message": f"/metrics needs a READ token: {refused}"})
+                return self._bytes(request, 401, JSON, body.encode())
+        return self._bytes(request, 200, METRICS_TYPE, self._metrics.text())
 
     # --- pages ----------------------------------------------------------------
     def _page(self, request: server.Request, path: str, token: str | None, job) -> int:
@@ -123,7 +142,12 @@ class WebSite(Resource):
         made.addErrback(self._answer_failure, request, path)
         return server.NOT_DONE_YET
 
+    def _count(self, path: str, status: int) -> None:
+        if self._metrics is not None:
+            self._metrics.answered(path.lstrip("/") if path in PAGES else "job", status)
+
     def _answer_view(self, view: View, request: server.Request, path: str) -> None:
+        self._count(path, 200)
         if wants_json(request):
             _finish(request, 200, JSON, json.dumps(view.data, default=str).encode("utf-8"))
             return
@@ -138,6 +162,7 @@ class WebSite(Resource):
         from daemoncore.wire.errors import RemoteError
 
         error = failure.value
+        self._count(path, 500 if not isinstance(error, (RemoteError, NoSuchJob, *READ_ERRORS)) else 502)
         if isinstance(error, RemoteError) and error.status in (401, 403):
             self._login_page(request, 401, path, f"the pool refused this token: {error.message}", finish=True)
             return

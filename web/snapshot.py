@@ -95,6 +95,11 @@ class SnapshotKeeper:
         self._queued: list[Deferred] = []  # asked during a read: served by the one after it
         self.latest: Snapshot | None = None
 
+    @property
+    def last_duration(self) -> float:
+        """Seconds the last read of the pool took (0 before the first)."""
+        return self._last_duration
+
     def current(self) -> Deferred:
         """Fires with the snapshot a page shows: a fresh read's when reads are cheap, else the latest."""
         if self.latest is not None and self._last_duration > self._cheap:

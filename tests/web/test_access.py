@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 
+from prometheus_client import CollectorRegistry
 from twisted.internet.address import IPv4Address
 from twisted.python.threadpool import ThreadPool
 from twisted.web.test.requesthelper import DummyRequest
 
 from web import access
+from web.metrics import WebMetrics
 from web.site import SiteSettings, WebSite
 from web.snapshot import SnapshotKeeper
 
@@ -113,3 +115,34 @@ def test_the_site_is_read_only_and_names_its_pages():
     assert status == 404 and b"/pool" in body
     assert answer(site(), request("/job/1.0<script>"))[0] == 404
     assert answer(site(), request("/static/../site.py"))[0] == 404
+
+
+def metrics_site(require_authentication=True):
+    return WebSite(SiteSettings("127.0.0.1:1", loopback_allowed=True, tls=False,
+                                metrics_require_authentication=require_authentication), None,
+                   ThreadPool(), None, lambda: None, lambda: 0.0, SnapshotKeeper(None, None, None, 1.0),
+                   lambda token: None if token == "good.token" else "token rejected: bad signature",
+                   metrics=WebMetrics(CollectorRegistry(), lambda: 0.25))
+
+
+def test_metrics_want_a_read_token_even_from_loopback_as_every_daemons_do():
+    """The loopback rule lets the owner's browser in, not a scraper: /metrics answers 401
+    without a token or with a refused one, and the registry's text with a good one."""
+    assert answer(metrics_site(), request("/metrics", peer="127.0.0.1"))[0] == 401
+    status, body = answer(metrics_site(), request("/metrics", headers={"authorization": "Bearer bad.token"}))
+    assert status == 401 and b"bad signature" in body
+    status, body = answer(metrics_site(), request("/metrics", headers={"authorization": "Bearer good.token"}))
+    assert status == 200 and b"roost_web_last_pool_read_duration_seconds 0.25" in body
+
+
+def test_metrics_are_open_when_metrics_require_authentication_is_false():
+    status, body = answer(metrics_site(require_authentication=False), request("/metrics"))
+    assert status == 200 and b"roost_web_last_pool_read_duration_seconds 0.25" in body
+
+
+def test_metrics_count_pages_by_status():
+    """A refused page is counted under its name with 401: operators see refused scrapes of the site."""
+    site = metrics_site()
+    answer(site, request("/gpus"))
+    status, body = answer(site, request("/metrics", headers={"authorization": "Bearer good.token"}))
+    assert 'roost_web_pages_total{page="gpus",status="401"} 1.0' in body.decode()
