@@ -385,7 +385,27 @@ def parse_json_ads(text: str) -> Iterator:
                 return
             yield ad
         return
-    while not reader.at_end():
+    text, space = reader.text, _JsonReader._SPACE.match
+    while True:
+        # the usual stream of objects one after another, without the reader's steps
+        pos = space(text, reader.pos).end()
+        if text.startswith("{", pos):
+            try:
+                attrs, end = _fast_attrs(text, pos, Entry)
+            except (_Refused, ValueError, ClassAdParseError, RecursionError):
+                pass
+            else:
+                if not attrs:
+                    return
+                reader.pos = end
+                ad = ClassAd.__new__(ClassAd)
+                ad._attrs = attrs
+                ad.parent = None
+                yield ad
+                continue
+        reader.pos = pos
+        if reader.at_end():
+            return
         ad = _read_ad(reader, ClassAd, Entry)
         if ad is None:
             return
