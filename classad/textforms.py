@@ -70,6 +70,11 @@ _PLAIN_DEF = re.compile(rf"({_NAME}){_WS}*+=({_VALUE})")
 _NEW_DEFS = Hits()
 
 
+#: ``(name, lower-cased name)`` by the text before a plain definition's ``=``, for
+#: the names that are no reserved word.
+_NAME_PARTS: dict = {}
+
+
 def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
     """``(attrs, end)`` of a plain ad starting at ``pos`` (after whitespace), split
     with string methods alone: taken only when no character could make a ``;`` or
@@ -98,12 +103,18 @@ def _split_plain_ad(text: str, pos: int, entry_cls) -> tuple[dict, int] | None:
     k, unknown = -1, hits.count(None)
     for _ in range(unknown):
         k = hits.index(None, k + 1)
-        name, sep, value = defs[k].partition("=")
-        name = name.strip(_WS_CHARS)
-        if not sep or not name.isidentifier() or not name.isascii():
-            return None
+        name_part, sep, value = defs[k].partition("=")
+        known = _NAME_PARTS.get(name_part)
+        if known is None:
+            name = name_part.strip(_WS_CHARS)
+            if not sep or not name.isidentifier() or not name.isascii():
+                return None
+            lower = name.lower()
+            if lower not in KEYWORDS:
+                remember(_NAME_PARTS, name_part, (name, lower), len(name_part))
+        else:
+            name, lower = known
         node = _quick_literal(value.strip(_WS_CHARS))
-        lower = name.lower()
         if node is not None and lower not in KEYWORDS:
             hit = (lower, entry_cls(name, node), name, node)
         else:
@@ -181,12 +192,15 @@ def parse_new_ads(text: str) -> Iterator:
     :func:`next_new_ad` and :func:`parse_new_ad`."""
     from classad.ad import ClassAd, Entry
 
+    new = ClassAd.__new__
     pos, n = 0, len(text)
     while pos < n:
         found = _split_plain_ad(text, pos, Entry)
         if found is not None:
-            pos = found[1]
-            yield _ad_of(ClassAd, found[0])
+            ad = new(ClassAd)
+            ad._attrs, pos = found
+            ad.parent = None
+            yield ad
             continue
         m = _PLAIN_AD.match(text, pos)
         if m is not None:
