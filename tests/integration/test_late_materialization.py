@@ -13,7 +13,7 @@ import time
 import pytest
 
 import bindings as htcondor
-from bindings.eventlog import JobEventType
+from bindings.eventlog import JobEventLog, JobEventType
 from tests.integration.conftest import roost
 from tests.integration.test_jobs_files import event_types, submitted_cluster
 from tests.integration.test_jobs_restart import daemon_pids
@@ -67,6 +67,13 @@ def test_twenty_jobs_run_three_at_a_time_and_all_complete(pool, tmp_path, monkey
     assert types.count(JobEventType.SUBMIT) == 20, types
     assert most_in_queue(tmp_path / "twenty.log") <= 3
     wait_for(lambda: present(cluster) == [], seconds=30)
+    # the factory's cluster events (schedd.cpp WriteClusterSubmitToUserLog / WriteClusterRemoveToUserLog)
+    wait_for(lambda: event_types(tmp_path / "twenty.log")[-1] == JobEventType.CLUSTER_REMOVE, seconds=30,
+             what="036 Cluster removed once the last proc left")
+    log = list(JobEventLog(str(tmp_path / "twenty.log")).events(stop_after=0))
+    assert log[0].type == JobEventType.CLUSTER_SUBMIT and (log[0].cluster, log[0].proc) == (cluster, -1)
+    assert [e.type for e in log].count(JobEventType.CLUSTER_REMOVE) == 1
+    assert (log[-1]["NextProcId"], log[-1]["Completion"]) == (20, 1)
 
 
 def test_removing_the_cluster_stops_the_factory(pool, tmp_path, monkeypatch):
@@ -78,6 +85,8 @@ def test_removing_the_cluster_stops_the_factory(pool, tmp_path, monkeypatch):
     wait_for(lambda: present(cluster) == [], seconds=60)
     time.sleep(3)
     assert present(cluster) == []
+    types = event_types(tmp_path / "removed.log")
+    assert types[0] == JobEventType.CLUSTER_SUBMIT and types[-1] == JobEventType.CLUSTER_REMOVE, types
     assert event_types(tmp_path / "removed.log").count(JobEventType.SUBMIT) == 3
 
 

@@ -6,6 +6,8 @@ brings the outputs into the submit directory."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import bindings as htcondor
@@ -55,6 +57,11 @@ def test_spooled_job_runs_without_its_submit_files_and_outputs_wait_for_transfer
     assert (tmp_path / "job.out").read_text() == "ran with spooled\n"
     [after] = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "StageOutFinish"])
     assert after["JobStatus"] == 4 and after["StageOutFinish"] > 0
+    assert os.path.isdir(ad["Iwd"])  # the sandbox stays while the job is queued
+    roost(pool["env"], "rm", str(cluster))
+    wait_for(lambda: not schedd.query(f"ClusterId == {cluster}", ["ProcId"]), seconds=30, what="the job to leave")
+    wait_for(lambda: not os.path.exists(ad["Iwd"]), seconds=30,
+             what="the spool sandbox to go with its job (removeJobSpoolDirectory)")
 
 
 def test_transfer_data_of_a_job_not_spooled_says_so(pool, tmp_path, monkeypatch):
