@@ -54,7 +54,7 @@ def answer_blocks(snapshot: Iterable[StoredAd], now: float, screen: Screen, proj
         yield b"".join(lines)
 
 
-def segment_answer_blocks(segments: list[tuple[int, int, list[StoredAd]]], now: float, screen: Screen,
+def segment_answer_blocks(segments: list[tuple[int, int, Iterable[StoredAd]]], now: float, screen: Screen,
                           projection: list[str], cache: AnswerCache, query: tuple) -> Iterator[bytes | None]:
     """As :func:`answer_blocks` without a limit, over ``segments`` (see
     :meth:`collector.store.AdStore.segments`), reusing each segment's part of the
@@ -86,7 +86,7 @@ def segment_answer_blocks(segments: list[tuple[int, int, list[StoredAd]]], now: 
         yield b"".join(parts)
 
 
-def _segment_part(ads: list[StoredAd], now: float, screen: Screen, wanted: tuple[str, ...],
+def _segment_part(ads: Iterable[StoredAd], now: float, screen: Screen, wanted: tuple[str, ...],
                   key: str) -> tuple[bytes, float | None]:
     """The lines ``ads`` answer, and until when they stay valid (the earliest expiry of
     the ads answered), or None when an ad needed the constraint evaluated."""

@@ -6,7 +6,7 @@ so a repeated query over 100,000 ads rebuilds only the few segments updated sinc
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from attrs import define, field
 
@@ -17,7 +17,9 @@ SEGMENT_BITS = 6
 @define
 class Segment:
     """The ads of one segment by key, in stored order, and its version. Mutable: it
-    follows the store's updates."""
+    follows the store's updates, by replacing ``ads`` with a changed copy (64 entries at
+    most), never changing it in place, so a query's snapshot of the segments holds each
+    one's ads as they were without copying them."""
 
     ads: dict = field(factory=dict)
     version: int = 0
@@ -38,7 +40,7 @@ class Segments:
         segment = self._by_id.get(segment_id)
         if segment is None:
             segment = self._by_id[segment_id] = Segment()
-        segment.ads[stored.key] = stored
+        segment.ads = {**segment.ads, stored.key: stored}
         segment.version = next(self._versions)
 
     def drop(self, stored) -> None:
@@ -46,12 +48,12 @@ class Segments:
         segment_id = stored.seq >> SEGMENT_BITS
         segment = self._by_id.get(segment_id)
         if segment is not None and segment.ads.get(stored.key) is stored:
-            del segment.ads[stored.key]
+            segment.ads = {key: held for key, held in segment.ads.items() if key != stored.key}
             segment.version = next(self._versions)
             if not segment.ads:
                 del self._by_id[segment_id]
 
-    def snapshot(self) -> list[tuple[int, int, list]]:
-        """Every segment now as (id, version, its ads in stored order)."""
-        return [(segment_id, segment.version, list(segment.ads.values()))
-                for segment_id, segment in self._by_id.items()]
+    def snapshot(self) -> list[tuple[int, int, Iterable]]:
+        """Every segment now as (id, version, its ads in stored order), which later
+        changes to the segments leave as they are."""
+        return [(segment_id, segment.version, segment.ads.values()) for segment_id, segment in self._by_id.items()]

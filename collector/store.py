@@ -8,7 +8,7 @@ Nothing here does I/O; constraints arrive as predicates over the parsed ad.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from attrs import define, field, frozen
 
@@ -312,7 +312,7 @@ class AdStore:
                     del table[kind]
         return dropped
 
-    def segments(self, ad_type: str, private: bool = False) -> list[tuple[int, int, list[StoredAd]]]:
+    def segments(self, ad_type: str, private: bool = False) -> list[tuple[int, int, Iterable[StoredAd]]]:
         """The ads of ``ad_type`` (one type, not Any) now, by segment: (id, version, ads
         in stored order), see :mod:`collector.segments`."""
         held = self._segments.get((private, ad_type))
