@@ -1,6 +1,13 @@
 """The three text forms of an ad, both directions: new syntax (``[ a = 1 ]``), old
 syntax (one ``Name = expr`` per line, as ``condor_q -l`` prints) and HTCondor's
-JSON form (expressions as ``"\\/Expr(...)\\/"`` strings)."""
+JSON form (expressions as ``"\\/Expr(...)\\/"`` strings; read by
+:mod:`classad.jsonsource`).
+
+Reading is built for streams of machine and job ads, where most definitions recur
+from ad to ad: plain ads are split with string methods (or two regular expressions),
+each definition's text is looked up among those read before (:mod:`classad.entries`),
+and only new values are parsed, each on its own; any other shape, errors included,
+goes to the grammar whole, so results and error positions are the grammar's."""
 
 from __future__ import annotations
 
