@@ -26,6 +26,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 
+from jobmodel.eventlog import EventType
 from jobmodel.states import JobId, JobStatus, Transition
 from transfer.spooled_job import spool_directory
 
@@ -38,14 +39,19 @@ SOON = 1.0
 CHECK_SLICE = 500
 #: A transition to one of these states may let the job leave the queue.
 LEAVING_STATES = frozenset({int(JobStatus.REMOVED), int(JobStatus.COMPLETED)})
+#: A transition logging one of these events may let the job leave the queue.
+LEAVING_EVENTS = frozenset({EventType.JOB_ABORTED, EventType.JOB_TERMINATED})
 
 _log = Logger()
 
 
 def may_leave(transition: Transition) -> bool:
-    """Whether ``transition`` may have taken its job out of the queue (it removed or
-    completed the job; LeaveJobInQueue decides whether it stayed)."""
-    return transition.changes.get("JobStatus") in LEAVING_STATES
+    """Whether ``transition`` may have taken its job out of the queue: it removed or
+    completed the job, or logged its abort or termination (a removed job's shadow has
+    gone, so it may leave now); LeaveJobInQueue decides whether it stayed."""
+    event = transition.event
+    return transition.changes.get("JobStatus") in LEAVING_STATES or (
+        event is not None and event.type in LEAVING_EVENTS)
 
 
 def _is_real_directory(path: str) -> bool:

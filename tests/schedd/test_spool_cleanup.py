@@ -7,6 +7,7 @@ import os
 from types import SimpleNamespace
 
 from daemoncore.wire import schedd_routes
+from jobmodel.eventlog import Event, EventType
 from jobmodel.states import JobId, JobStatus, Transition
 from schedd.intake import ClusterToStore
 from schedd.queue.jobqueue import JobAction
@@ -51,6 +52,9 @@ def test_a_removed_or_completed_transition_may_let_the_job_leave():
     job = JobId(1, 0)
     assert may_leave(Transition(job, {"JobStatus": 3})) and may_leave(Transition(job, {"JobStatus": 4}))
     assert not may_leave(Transition(job, {"JobStatus": 5})) and not may_leave(Transition(job, {"Args": "x"}))
+    aborted = Event(EventType.JOB_ABORTED, 1, 0, 0)  # removal_done: the removed job's shadow is gone
+    assert may_leave(Transition(job, {"RemoteHost": None}, aborted))
+    assert not may_leave(Transition(job, {}, Event(EventType.JOB_HELD, 1, 0, 0)))
 
 
 def test_condor_rm_removes_the_sandbox_soon_after_and_keeps_the_others(queue, clock, tmp_path):
