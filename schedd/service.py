@@ -139,6 +139,8 @@ class ScheddService(DaemonService):
         self._cluster_logs: dict[int, LogTarget | None] = {}
         self._advertised_submitters: set[str] = set()
         self._pending_advertise = None
+        self._pending_reschedule = None
+        self._last_reschedule: float | None = None
         self._periodic = task.LoopingCall(self._periodic_pass)
         self.factories = FactoryMakers(schedd.domain)
         self.factory_events = FactoryEvents(self.queue.db, _cluster_log_target, self._write_events, reactor)
@@ -214,9 +216,24 @@ class ScheddService(DaemonService):
         self.materialize()
 
     def _advertise_and_reschedule(self) -> None:
-        """After a submit: send the Submitter ads now, then ask the pool's negotiators
-        for a cycle (what condor_reschedule does), so new jobs need not wait for
-        NEGOTIATOR_INTERVAL. Failures are logged; the periodic paths still run."""
+        """After a submit: send the Submitter ads at once, then ask the pool's
+        negotiators for a cycle (what condor_reschedule does), so new jobs need not
+        wait for NEGOTIATOR_INTERVAL. At most one such round starts per
+        ADVERTISE_DELAY; submits in between share the next one (each round counts
+        the whole queue, which a stream of one-proc submits would repeat per submit)."""
+        if not self.running or not self.settings.collector_host:
+            return
+        if self._pending_reschedule is not None and self._pending_reschedule.active():
+            return
+        now = self.reactor.seconds()
+        wait = 0.0 if self._last_reschedule is None else max(0.0, self._last_reschedule + ADVERTISE_DELAY - now)
+        self._pending_reschedule = self.reactor.callLater(wait, self._reschedule_now)
+
+    def _reschedule_now(self) -> None:
+        """Send the Submitter ads, then ask the negotiators for a cycle; failures are
+        logged, the periodic paths still run."""
+        self._pending_reschedule = None
+        self._last_reschedule = self.reactor.seconds()
         if not self.running or not self.settings.collector_host:
             return
         try:
@@ -406,7 +423,7 @@ class ScheddService(DaemonService):
         if self._periodic.running:
             self._periodic.stop()
         self.spool_cleanup.stop()
-        for pending in (self._pending_advertise, self._pending_materialize):
+        for pending in (self._pending_advertise, self._pending_materialize, self._pending_reschedule):
             if pending is not None and pending.active():
                 pending.cancel()
         stopping = super().stopService()
