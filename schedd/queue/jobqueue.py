@@ -32,6 +32,7 @@ from schedd.queue import factory
 from schedd.queue.answers import WireText, answer_blocks, job_line, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.screen import cluster_literals, screened_ad, screened_names
+from schedd.queue.selecting import JobSelecting
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import (
     Entries,
@@ -96,7 +97,7 @@ def _decode_proc(row: JobRow, only: frozenset[str] | None = None) -> Entries:
     return decode_entries(row.attrs, only)
 
 
-class JobQueue:
+class JobQueue(JobSelecting):
     """The durable queue in ``spool/job_queue.sqlite3``. Time comes from ``clock``.
 
     :param spool: directory holding the queue file, or None for an in-memory queue
@@ -436,35 +437,6 @@ class JobQueue:
             sent += 1
             yield ad
 
-    def _selected(self, selection: JobSelection) -> Iterator[tuple[JobRow, ClassAd]]:
-        """The selected jobs with their whole ads, in order, each once, one at a time
-        (so a 100,000-job action never holds 100,000 ads). Call inside a transaction:
-        rows written or deleted meanwhile are fine, pages are read by key."""
-        seen: set[tuple[int, int]] = set()
-        rows: list[JobRow] = []
-        for job_id in selection.ids:
-            row = self.db.get_job(job_id.cluster, job_id.proc)
-            if row is None:
-                raise JobNotFoundError(f"job {job_id} is not in the queue")
-            rows.append(row)
-        for cluster_id in selection.clusters:
-            found = list(self.db.find_jobs(cluster_id=cluster_id))
-            if not found and self.db.get_cluster_attrs(cluster_id) is None:
-                raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
-            rows.extend(found)
-        for row in rows:
-            if (row.cluster_id, row.proc_id) not in seen:
-                seen.add((row.cluster_id, row.proc_id))
-                yield row, self._ad_of(row)
-        if selection.constraint is not None:
-            predicate = compile_constraint(selection.constraint)
-            for row in self.db.find_jobs():
-                if (row.cluster_id, row.proc_id) in seen:
-                    continue
-                ad = self._ad_of(row)
-                if predicate(ad):
-                    yield row, ad
-
     @staticmethod
     def _check_owner(row: JobRow, actor: str | None, what: str) -> None:
         """Refuse (rolling the whole request back) when ``actor`` does not own the job."""
@@ -599,55 +571,6 @@ class JobQueue:
                 self.history.rotate()
             yield result
 
-    def _check_named(self, make, action: JobAction, selection: JobSelection, reason: str,
-                     actor: str | None) -> None:
-        """Refuse, changing nothing, what :meth:`act` would refuse about named jobs and clusters."""
-        for job_id in selection.ids:
-            row = self.db.get_job(job_id.cluster, job_id.proc)
-            if row is None:
-                raise JobNotFoundError(f"job {job_id} is not in the queue")
-            self._check_owner(row, actor, action.value.lower())
-            make(self._ad_of(row), reason, self.clock)
-        for cluster_id in selection.clusters:
-            if self.db.get_cluster_attrs(cluster_id) is None:
-                raise JobNotFoundError(f"cluster {cluster_id} is not in the queue")
-            other = None if actor is None else self.db.find_other_owner(cluster_id, actor)
-            if other is not None:
-                self._check_owner(other, actor, action.value.lower())
-
-    def _selected_pages(self, selection: JobSelection, predicate,
-                        batch: int) -> Iterator[list[tuple[JobRow, ClassAd, Entries]]]:
-        """The selected jobs with their ads, each once, a page of at most ``batch``
-        examined rows at a time, each page read when asked for (inside its transaction)."""
-        seen: set[tuple[int, int]] = set()
-        for start in range(0, len(selection.ids), batch):
-            rows = (self.db.get_job(j.cluster, j.proc) for j in selection.ids[start:start + batch])
-            page = [self._with_ad(row) for row in rows if row is not None and _first_time(row, seen)]
-            yield page
-        for cluster_id in selection.clusters:
-            after = (cluster_id, -1)
-            while True:
-                rows = self.db.jobs_after(after, batch, cluster_id)
-                yield [self._with_ad(row) for row in rows if _first_time(row, seen)]
-                if len(rows) < batch:
-                    break
-                after = (rows[-1].cluster_id, rows[-1].proc_id)
-        if predicate is None:
-            return
-        after = (-1, -1)
-        while True:
-            rows = self.db.jobs_after(after, batch)
-            page = []
-            for row in rows:
-                if (row.cluster_id, row.proc_id) not in seen:
-                    selected = self._with_ad(row)
-                    if predicate(selected[1]):
-                        page.append(selected)
-            yield page
-            if len(rows) < batch:
-                return
-            after = (rows[-1].cluster_id, rows[-1].proc_id)
-
     def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd, Entries | None]], reason: str,
                 actor: str | None, named: "set | frozenset") -> ActResult:
         """Apply ``make`` to the selected jobs (inside the caller's transaction); a job
@@ -769,15 +692,6 @@ class JobQueue:
 
     def __len__(self) -> int:
         return self.db.count_jobs()
-
-
-def _first_time(row: JobRow, seen: set[tuple[int, int]]) -> bool:
-    """Whether the job is met for the first time (noting it in ``seen``)."""
-    key = (row.cluster_id, row.proc_id)
-    if key in seen:
-        return False
-    seen.add(key)
-    return True
 
 
 def _factory_state(cluster: Entries) -> factory.FactoryState:
