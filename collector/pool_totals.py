@@ -48,14 +48,42 @@ def pool_totals(slot_ads: Iterable[Mapping]) -> PoolTotals:
     return PoolTotals(dict(states), total, free)
 
 
-def add_totals(parts: Iterable[PoolTotals]) -> PoolTotals:
-    """The totals of several sets of slot ads, from the totals of each."""
-    states: Counter = Counter()
-    total = dict.fromkeys(RESOURCES, 0.0)
-    free = dict.fromkeys(RESOURCES, 0.0)
-    for part in parts:
-        states.update(part.slots_by_state)
+class RunningTotals:
+    """The totals of a changing set of slot ads, kept up to date as ads come and go
+    (each ad's share worked out once), so reading them costs nothing per ad. Mutable:
+    it follows the store."""
+
+    def __init__(self) -> None:
+        self._states: Counter = Counter()
+        self._total = dict.fromkeys(RESOURCES, 0)
+        self._free = dict.fromkeys(RESOURCES, 0)
+
+    def added(self, stored) -> None:
+        """Count ``stored`` (a :class:`collector.store.StoredAd`) in."""
+        self._apply(share(stored), 1)
+
+    def dropped(self, stored) -> None:
+        """Count ``stored`` out."""
+        self._apply(share(stored), -1)
+
+    def totals(self, leaving_out: Iterable = ()) -> PoolTotals:
+        """The totals now, less the stored ads ``leaving_out`` (held but expired)."""
+        states, total, free = Counter(self._states), dict(self._total), dict(self._free)
+        for stored in leaving_out:
+            part = share(stored)
+            states[next(iter(part.slots_by_state))] -= 1
+            for name in RESOURCES:
+                total[name] -= part.total[name]
+                free[name] -= part.free[name]
+        return PoolTotals({state: count for state, count in states.items() if count}, total, free)
+
+    def _apply(self, part: PoolTotals, sign: int) -> None:
+        self._states.update({state: sign * count for state, count in part.slots_by_state.items()})
         for name in RESOURCES:
-            total[name] += part.total[name]
-            free[name] += part.free[name]
-    return PoolTotals(dict(states), total, free)
+            self._total[name] += sign * part.total[name]
+            self._free[name] += sign * part.free[name]
+
+
+def share(stored) -> PoolTotals:
+    """One stored ad's share of the totals."""
+    return pool_totals([stored.wire])

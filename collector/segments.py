@@ -32,6 +32,8 @@ class Segments:
 
     _by_id: dict[int, Segment] = field(factory=dict)
     _versions: Iterator[int] = field(factory=lambda: itertools.count(1))
+    #: Told of every ad held (``added``) and let go (``dropped``), e.g. running totals.
+    watchers: list = field(factory=list)
 
     def put(self, stored) -> None:
         """Hold ``stored`` (a :class:`collector.store.StoredAd`) in its segment, in place
@@ -40,8 +42,13 @@ class Segments:
         segment = self._by_id.get(segment_id)
         if segment is None:
             segment = self._by_id[segment_id] = Segment()
+        earlier = segment.ads.get(stored.key)
         segment.ads = {**segment.ads, stored.key: stored}
         segment.version = next(self._versions)
+        for watcher in self.watchers:
+            if earlier is not None:
+                watcher.dropped(earlier)
+            watcher.added(stored)
 
     def drop(self, stored) -> None:
         """Forget ``stored`` if it is the ad its segment holds under its key."""
@@ -52,6 +59,8 @@ class Segments:
             segment.version = next(self._versions)
             if not segment.ads:
                 del self._by_id[segment_id]
+            for watcher in self.watchers:
+                watcher.dropped(stored)
 
     def snapshot(self) -> list[tuple[int, int, Iterable]]:
         """Every segment now as (id, version, its ads in stored order), which later

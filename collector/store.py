@@ -318,6 +318,15 @@ class AdStore:
         held = self._segments.get((private, ad_type))
         return [] if held is None else held.snapshot()
 
+    def watch(self, ad_type: str, watcher, private: bool = False) -> None:
+        """Tell ``watcher`` (``added(stored)``, ``dropped(stored)``) of every ad of
+        ``ad_type`` held now and of every one stored, replaced or removed from now on."""
+        segments = self._segments.setdefault((private, ad_type), Segments())
+        for _, _, ads in segments.snapshot():
+            for stored in ads:
+                watcher.added(stored)
+        segments.watchers.append(watcher)
+
     def counts(self, private: bool = False) -> dict[str, int]:
         """How many ads of each type the store holds (expired ones not yet swept included)."""
         return {kind: len(of_type) for kind, of_type in self._table(private).items() if of_type}

@@ -28,11 +28,21 @@ def test_an_ad_with_odd_values_counts_as_nothing():
     assert totals.slots_by_state == {"Unknown": 1} and totals.total["cpus"] == 0
 
 
-def test_totals_added_up_from_parts_are_the_totals_of_all():
-    """add_totals of the totals of some groups of ads is pool_totals of them all."""
-    from collector.pool_totals import add_totals
+def test_running_totals_follow_ads_added_and_dropped():
+    """RunningTotals of ads added and dropped equal pool_totals of those still held;
+    leaving some out takes their share away."""
+    from collector.pool_totals import RunningTotals
 
-    ads = [{"Name": f"s{n}", "State": ["Unclaimed", "Claimed", 3][n % 3], "SlotType": "Static",
-            "Cpus": n % 5, "Memory": 1024 * n, "GPUs": n % 2} for n in range(30)]
-    assert add_totals([pool_totals(ads[:7]), pool_totals(ads[7:20]), pool_totals(ads[20:])]) == pool_totals(ads)
-    assert add_totals([]) == pool_totals([])
+    class Held:
+        def __init__(self, wire):
+            self.wire = wire
+
+    ads = [Held({"Name": f"s{n}", "State": ["Unclaimed", "Claimed", 3][n % 3], "SlotType": "Static",
+                 "Cpus": n % 5, "Memory": 1024 * n, "GPUs": n % 2}) for n in range(30)]
+    running = RunningTotals()
+    for held in ads:
+        running.added(held)
+    for held in ads[:10]:
+        running.dropped(held)
+    assert running.totals() == pool_totals(held.wire for held in ads[10:])
+    assert running.totals(ads[10:12]) == pool_totals(held.wire for held in ads[12:])
