@@ -169,8 +169,8 @@ class Execution(app_service.Service):
         """Stop a running job the user removed, held or vacated: its shadow finishes
         the change in the queue and the startd is told to vacate it."""
         shadow = self.shadows.get(job_id)
-        if shadow is not None:
-            shadow.stop(reason)
+        if shadow is not None:  # paced: `roost rm -all` of 500 running jobs stops them over several turns
+            self.pacing.run(shadow.stop, reason)
         elif job_id in self._starting:
             self._cancelled.add(job_id)
 
@@ -304,24 +304,47 @@ class Execution(app_service.Service):
             self._requests[each.request_id] = each.job_ids
         return StreamReply(request_to_json(each) for each in found)
 
-    def matches(self, request: ApiRequest) -> JsonReply:
-        """MATCHES: pick a job for each match and start claiming its slot."""
-        picked = []
+    def matches(self, request: ApiRequest) -> JsonReply | Deferred:
+        """MATCHES: pick a job for each match and start claiming its slot. The picks (a
+        job read and matched against the slot each) go through the start pacing, so hundreds
+        of matches do not hold the reactor; the answer comes once all are picked."""
         pool = self._pool_of(request)
-        for match in parse_matches(request.json()):
+        found = parse_matches(request.json())
+        picked: list = []
+        seen: dict[JobId, ClassAd | None] = {}
+        answer: list[JsonReply] = []
+        waiting: Deferred = Deferred()
+
+        def free_ad(job_id: JobId) -> ClassAd | None:
+            seen[job_id] = ad = self._free_ad(job_id)
+            return ad
+
+        def pick(match: Match) -> None:
             candidates = (JobId.parse(text) for text in self._requests.get(match.request_id, ()))
-            job_id = pick_job(match, candidates, self._free_ad)
+            job_id = pick_job(match, candidates, free_ad)
             if job_id is None:
                 _log.info("match {request} for {slot}: no idle job left to run", request=match.request_id,
                           slot=match.slot_name)
-                continue
+                return
             self._starting.add(job_id)
-            picked.append((match, job_id, self._free_ad(job_id, starting_ok=True)))
-        to_claim, dropped = self.gangs.claims.admit(picked)
-        self._starting.difference_update(dropped)
-        for match, job_id in to_claim:
-            self.pacing.run(self._claim, match, job_id, pool)
-        return JsonReply({"accepted": len(to_claim)})
+            picked.append((match, job_id, seen[job_id]))  # the ad pick_job just read
+
+        def claim_picked() -> None:
+            try:
+                to_claim, dropped = self.gangs.claims.admit(picked)
+                self._starting.difference_update(dropped)
+                for match, job_id in to_claim:
+                    self.pacing.run(self._claim, match, job_id, pool)
+                answer.append(JsonReply({"accepted": len(to_claim)}))
+            finally:
+                if not answer:
+                    answer.append(JsonReply({"accepted": 0}))
+                if not waiting.called:
+                    waiting.callback(answer[0])
+        for match in found:
+            self.pacing.run(pick, match)
+        self.pacing.run(claim_picked)
+        return answer[0] if answer else waiting
 
     # --- starter routes ---
     def job_input(self, request: ApiRequest) -> Deferred:

@@ -6,7 +6,7 @@ Pure logic over job ads; :mod:`schedd.execution` serves it and claims the slots.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from attrs import field, frozen
 
@@ -130,12 +130,21 @@ def pick_job(match: Match, candidates: Iterable[JobId], is_free: Callable[[JobId
     answers a job's ad when it is idle and not already being started, else None. A
     preempting match is not checked against the slot's ad: the slot fits the job only
     once its victims' resources are back, as the negotiator reckoned."""
-    ordered = ([match.job_id] if match.job_id is not None else []) + [c for c in candidates if c != match.job_id]
-    for job_id in ordered:
+    for job_id in _named_first(match.job_id, candidates):
         ad = is_free(job_id)
         if ad is not None and (match.victims or symmetric_match(ad, match.slot_ad)):
             return job_id
     return None
+
+
+def _named_first(named: JobId | None, candidates: Iterable[JobId]) -> Iterator[JobId]:
+    """``named`` (when given), then the other candidates, taken one at a time: the first
+    free one usually comes early, and a request of thousands of jobs is not copied per match."""
+    if named is not None:
+        yield named
+    for candidate in candidates:
+        if candidate != named:
+            yield candidate
 
 
 __all__ = ["Match", "Victim", "submitter_key", "requests_for", "parse_matches", "pick_job",
