@@ -104,11 +104,23 @@ def _parse_uncached(text: str):
         raise ClassAdParseError("expression nested too deeply") from None
 
 
-@functools.lru_cache(maxsize=65536)
+#: Longer texts are parsed each time rather than remembered: the cache's 65,536
+#: texts would otherwise be bounded only by :data:`MAX_TEXT` each.
+CACHED_TEXT_MAX = 4096
+
+
 def parse_expression(text: str):
-    """The expression tree of ``text``; raises :class:`ClassAdParseError`."""
+    """The expression tree of ``text``; raises :class:`ClassAdParseError`. Trees of
+    texts up to :data:`CACHED_TEXT_MAX` characters are remembered."""
     if not isinstance(text, str):
         raise TypeError(f"expected expression text, got {type(text).__name__}")
+    if len(text) > CACHED_TEXT_MAX:
+        return _parse_uncached(text)
+    return _parse_cached(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_cached(text: str):
     return _parse_uncached(text)
 
 

@@ -210,3 +210,18 @@ def test_old_syntax_remembered_line_keeps_each_ads_spelling():
     ads = list(parse_ads("a = 1\nA = 2\n\nA = 2\n", ParserType.Old))
     assert [list(ad) for ad in ads] == [["a"], ["A"]]
     assert [ad["a"] for ad in ads] == [2, 2]
+
+
+def test_long_expression_texts_are_not_remembered():
+    """Expression texts past CACHED_TEXT_MAX are parsed each time, not kept by the cache."""
+    from classad import parser
+
+    text = " || ".join(f"a{i} == {i}" for i in range(1000))
+    assert len(text) > parser.CACHED_TEXT_MAX
+    before = parser._parse_cached.cache_info().currsize
+    first, second = parser.parse_expression(text), parser.parse_expression(text)
+    from classad.unparse import unparse_expr
+
+    assert unparse_expr(first) == unparse_expr(second) and first is not second
+    assert parser._parse_cached.cache_info().currsize == before
+    assert parser.parse_expression("a + 1") is parser.parse_expression("a + 1")
