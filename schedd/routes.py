@@ -46,7 +46,7 @@ from schedd.submit import SubmitError
 from schedd.submit.gangs import gang_procs
 
 #: Longest one turn of the reactor spends on a batched action.
-ACT_SLICE_SECONDS = 0.03
+ACT_SLICE_SECONDS = 0.01
 
 #: HTCondor's action names, as the bindings send them, and what each does here.
 ACTIONS = {
