@@ -121,14 +121,16 @@ def _gpu_policy(config: Config) -> tuple[str, ...]:
 
 
 def _node_policy(config: Config) -> str | None:
-    """``NODE_PLACEMENT_POLICY``: binpack or spread, None when unset.
+    """``NODE_PLACEMENT_POLICY``: binpack or spread. Unset, HTCondor's
+    ``NEGOTIATOR_DEPTH_FIRST = true`` (fill each machine before the next) means
+    binpack; otherwise None.
 
     Raises:
         ConfigError: any other value, naming where it was set.
     """
     text = config.param("NODE_PLACEMENT_POLICY")
     if not text or not text.strip():
-        return None
+        return "binpack" if config.param_bool("NEGOTIATOR_DEPTH_FIRST", False) else None
     try:
         return parse_node_policy(text, "NODE_PLACEMENT_POLICY")
     except GpuRequestError as exc:

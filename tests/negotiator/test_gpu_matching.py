@@ -234,6 +234,19 @@ def test_placement_knobs_are_read_and_checked():
         NegotiatorSettings.from_config(Config.from_text("GPU_PLACEMENT_POLICY = tight\n"))
 
 
+def test_negotiator_depth_first_fills_each_machine_first_unless_node_placement_says_otherwise():
+    """HTCondor's NEGOTIATOR_DEPTH_FIRST (condor_negotiator config: pack each machine
+    before the next) keeps its meaning: binpack at node scope; NODE_PLACEMENT_POLICY,
+    when set, decides; a value that is not a boolean is an error naming the knob."""
+    def node_policy(text):
+        return NegotiatorSettings.from_config(Config.from_text(text)).cycle.match.node_policy
+    assert node_policy("NEGOTIATOR_DEPTH_FIRST = true\n") == "binpack"
+    assert node_policy("NEGOTIATOR_DEPTH_FIRST = false\n") is None
+    assert node_policy("NEGOTIATOR_DEPTH_FIRST = true\nNODE_PLACEMENT_POLICY = spread\n") == "spread"
+    with pytest.raises(ConfigError, match="NEGOTIATOR_DEPTH_FIRST"):
+        node_policy("NEGOTIATOR_DEPTH_FIRST = maybe\n")
+
+
 def test_a_submitter_s_larger_gpu_requests_are_served_first(tmp_path):
     """Ten 3000-MiB shares asked before one 30000-MiB share: the cycle places the large
     one first, so it and three small ones share the 40 GB card; at a higher JobPrio
