@@ -35,16 +35,19 @@ from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selecting import JobSelecting
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import (
+    ChangeTexts,
     Entries,
     decode_entries,
     derive,
     encode_ad,
     encode_entries,
     encode_new_proc,
+    encode_texts,
     entry_texts,
     history_text,
     merge,
     pair_fragments,
+    stored_texts,
     submitter_in,
     value_in,
 )
@@ -445,42 +448,53 @@ class JobQueue(JobSelecting):
                                 f"{row.owner!r}; nothing was changed")
 
     # --- writing --------------------------------------------------------------
-    def _changed(self, row: JobRow, changes: dict[str, Any],
-                 decoded: Entries | None = None) -> tuple[Entries, Entries]:
-        """The cluster's entries and the proc's entries (from ``decoded`` when given,
-        left unchanged) after ``changes`` (``None`` deletes); nothing is written."""
+    def _changed(self, row: JobRow, changes: dict[str, Any], decoded: Entries | None = None,
+                 values: ChangeTexts | None = None) -> tuple[Entries, Entries, dict[str, list]]:
+        """The cluster's entries, the proc's entries (from ``decoded`` when given, left
+        unchanged) and the proc's stored ``[name, text]`` pairs after ``changes``
+        (``None`` deletes); nothing is written. Only the changed values are printed
+        (through ``values``, shared by a batch); the other pairs stay as stored."""
         cluster = self._cluster_entries(row.cluster_id)
         proc = _decode_proc(row) if decoded is None else dict(decoded)
+        texts = stored_texts(row.attrs)
+        values = values or ChangeTexts()
         for name, value in changes.items():
             key = name.lower()
             if value is states.DELETE:
                 if key in cluster:
                     proc[key] = (cluster[key][0], None)
+                    texts[key] = [cluster[key][0], None]
                 else:
                     proc.pop(key, None)
+                    texts.pop(key, None)
             else:
-                proc[key] = (name, value if _is_node(value) else python_to_node(value))
-        return cluster, proc
+                node, text = values.of(value)
+                proc[key] = (name, node)
+                texts[key] = [name, text]
+        return cluster, proc, texts
 
-    def _store(self, row: JobRow, cluster: Entries, proc: Entries) -> str:
-        """Write the proc's entries with its status and owner columns; returns its text."""
+    def _store(self, row: JobRow, cluster: Entries, proc: Entries, text: str | None = None) -> str:
+        """Write the proc's entries (as ``text`` when given, their stored text) with its
+        status and owner columns; returns its text."""
         status = value_in(proc, "jobstatus")
         if status is None:
             status = value_in(cluster, "jobstatus")
         owner = value_in(proc, "owner")
         if owner is None:
             owner = value_in(cluster, "owner")
-        text = encode_entries(proc)
+        if text is None:
+            text = encode_entries(proc)
         self.db.set_job(row.cluster_id, row.proc_id, status, owner, text, submitter_in(cluster, proc))
         return text
 
     def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
         """Store ``changes`` in the proc's differences."""
-        cluster, proc = self._changed(row, changes)
-        self._store(row, cluster, proc)
+        cluster, proc, texts = self._changed(row, changes)
+        self._store(row, cluster, proc, encode_texts(texts.values()))
 
-    def _leave(self, row: JobRow, proc: "Entries | str", now: int, leaving: list | None = None) -> None:
-        """Move the job, with its proc's entries or stored text, to history: at once,
+    def _leave(self, row: JobRow, proc: "Entries | str | Iterable[list]", now: int,
+               leaving: list | None = None) -> None:
+        """Move the job, with its proc's entries, stored text or stored pairs, to history: at once,
         or (with ``leaving``) noted there for :meth:`_flush_leaving` to write with
         others before the transaction ends."""
         fragments = self._cluster_fragments.get(row.cluster_id)
@@ -488,7 +502,12 @@ class JobQueue(JobSelecting):
             if len(self._cluster_fragments) > 256:
                 self._cluster_fragments.clear()
             fragments = self._cluster_fragments[row.cluster_id] = pair_fragments(self._stored_pairs(row.cluster_id))
-        pairs = json.loads(proc) if isinstance(proc, str) else entry_texts(proc)
+        if isinstance(proc, str):
+            pairs = json.loads(proc)
+        elif isinstance(proc, dict):
+            pairs = entry_texts(proc)
+        else:
+            pairs = proc
         record = (row.cluster_id, row.proc_id, row.owner, now, history_text(fragments, pairs))
         if leaving is not None:
             leaving.append(record)
@@ -503,15 +522,16 @@ class JobQueue(JobSelecting):
             leaving.clear()
 
     def _apply(self, row: JobRow, transition: Transition, now: int, leaving: list | None = None,
-               proc: Entries | None = None) -> bool:
+               proc: Entries | None = None, values: ChangeTexts | None = None) -> bool:
         """Write one transition; move the job to history when it may leave (noted in
         ``leaving`` when given, see :meth:`_leave`). ``proc``: the row's decoded
-        entries when already decoded. Returns whether it left."""
-        cluster, proc = self._changed(row, dict(transition.changes), proc)
+        entries when already decoded; ``values``: the batch's printed values.
+        Returns whether it left."""
+        cluster, proc, texts = self._changed(row, transition.changes, proc, values)
         if not _stays(cluster, proc, self._cluster(row.cluster_id)[1]):
-            self._leave(row, proc, now, leaving)
+            self._leave(row, texts.values(), now, leaving)
             return True
-        self._store(row, cluster, proc)
+        self._store(row, cluster, proc, encode_texts(texts.values()))
         return False
 
     def act(self, action: JobAction, selection: JobSelection, reason: str | None = None,
@@ -577,6 +597,7 @@ class JobQueue(JobSelecting):
         in ``named`` in the wrong state raises, any other is skipped."""
         transitions, skipped, left, leaving = [], [], [], []
         now = now_from(self.clock)
+        values = ChangeTexts()
         for row, ad, proc in selected:
             self._check_owner(row, actor, action.value.lower())
             try:
@@ -587,7 +608,7 @@ class JobQueue(JobSelecting):
                 skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
                 continue
             transitions.append(transition)
-            if self._apply(row, transition, now, leaving, proc):
+            if self._apply(row, transition, now, leaving, proc, values):
                 left.append(transition.job_id)
         self._flush_leaving(leaving)
         return ActResult(tuple(transitions), tuple(skipped), tuple(left))

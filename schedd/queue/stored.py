@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from classad import ClassAd
+from classad.convert import python_to_node
 from classad.nodes import Literal
 from classad.parser import parse_expression
 from classad.unparse import unparse_expr
@@ -113,6 +114,49 @@ def entry_texts(entries: Entries) -> Iterator[tuple[str, str | None]]:
 def _pair_json(pair: tuple[str, str]) -> str:
     """``_ENCODE(list(pair))`` for a name and a text, written out."""
     return f"[{_QUOTE(pair[0])},{_QUOTE(pair[1])}]"
+
+
+#: Plain value types whose node and text :class:`ChangeTexts` remembers.
+_PLAIN = frozenset((int, str, bool, float))
+#: Distinct values :class:`ChangeTexts` remembers before starting afresh.
+CHANGE_TEXTS_MAX = 1024
+
+
+class ChangeTexts:
+    """The expression node and stored text of each value a transition sets, each
+    distinct plain value made once: the jobs of one batch mostly set the same values
+    (JobStatus, the reason, the time), so a job costs a look-up per change instead of
+    building and printing a literal each."""
+
+    # mutable: it fills as values are met
+    def __init__(self) -> None:
+        self._known: dict[tuple[type, object], tuple[object, str]] = {}
+
+    def of(self, value: object) -> tuple[object, str]:
+        """``value`` (a node or a Python value) as a node and its stored text."""
+        key = (type(value), value) if type(value) in _PLAIN else None
+        if key is not None:
+            known = self._known.get(key)
+            if known is not None:
+                return known
+        node = value if type(value).__module__ == "classad.nodes" else python_to_node(value)
+        made = (node, unparse_expr(node))
+        if key is not None:
+            if len(self._known) >= CHANGE_TEXTS_MAX:
+                self._known.clear()
+            self._known[key] = made
+        return made
+
+
+def stored_texts(text: str) -> dict[str, list]:
+    """A proc's stored text as its ``[name, text]`` pairs by lower-case name, in order:
+    changed pairs replace these, and the rest are written back as they were stored."""
+    return {pair[0].lower(): pair for pair in json.loads(text)}
+
+
+def encode_texts(pairs: Iterable[list]) -> str:
+    """The stored text of ``[name, text]`` pairs (None text: a removal mark)."""
+    return _ENCODE(list(pairs))
 
 
 def merge(cluster: Entries, proc: Entries) -> ClassAd:
