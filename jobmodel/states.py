@@ -126,8 +126,9 @@ def job_id_of(ad: ClassAd) -> JobId:
     return JobId(cluster if type(cluster) is int else -1, proc if type(proc) is int else -1)
 
 
-def _event(kind: EventType, ad: ClassAd, now: int, attributes: dict[str, Any]) -> Event:
-    job = job_id_of(ad)
+def _event(kind: EventType, ad: ClassAd, now: int, attributes: dict[str, Any], job: JobId | None = None) -> Event:
+    """The event of job ``job`` (read off ``ad`` when not given)."""
+    job = job or job_id_of(ad)
     return Event(kind, job.cluster, job.proc, now, attributes)
 
 
@@ -136,8 +137,9 @@ def _int_attr(ad: ClassAd, name: str, default: int = 0) -> int:
     return value if type(value) is int else default
 
 
-def _status_change(ad: ClassAd, new: JobStatus, now: int) -> dict[str, Any]:
-    return {"JobStatus": int(new), "LastJobStatus": int(status_of(ad)), "EnteredCurrentStatus": now}
+def _status_change(ad: ClassAd, new: JobStatus, now: int, old: JobStatus | None = None) -> dict[str, Any]:
+    """The changes of a move to ``new`` from ``old`` (read off ``ad`` when not given)."""
+    return {"JobStatus": int(new), "LastJobStatus": int(old or status_of(ad)), "EnteredCurrentStatus": now}
 
 
 def _refuse(ad: ClassAd, action: str, why: str) -> InvalidTransitionError:
@@ -168,14 +170,14 @@ def hold(ad: ClassAd, reason: str, clock: ClockLike, code: int = HoldCode.UserRe
         raise _refuse(ad, "hold", " already")
     if status in FINISHED:
         raise _refuse(ad, "hold", "")
-    now = now_from(clock)
-    changes = _status_change(ad, JobStatus.HELD, now)
+    now, job = now_from(clock), job_id_of(ad)
+    changes = _status_change(ad, JobStatus.HELD, now, status)
     changes.update(HoldReason=reason, HoldReasonCode=int(code), HoldReasonSubCode=int(subcode),
                    NumHolds=_int_attr(ad, "NumHolds") + 1,
                    NumHoldsByReason=_holds_by_reason(ad, int(code)))
     event = _event(EventType.JOB_HELD, ad, now,
-                  {"HoldReason": reason, "HoldReasonCode": int(code), "HoldReasonSubCode": int(subcode)})
-    return Transition(job_id_of(ad), changes, event, stop_shadow=status in ACTIVE)
+                  {"HoldReason": reason, "HoldReasonCode": int(code), "HoldReasonSubCode": int(subcode)}, job)
+    return Transition(job, changes, event, stop_shadow=status in ACTIVE)
 
 
 def release(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
@@ -186,15 +188,15 @@ def release(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
     """
     if status_of(ad) != JobStatus.HELD:
         raise _refuse(ad, "release", ", not Held")
-    now = now_from(clock)
-    changes = _status_change(ad, JobStatus.IDLE, now)
+    now, job = now_from(clock), job_id_of(ad)
+    changes = _status_change(ad, JobStatus.IDLE, now, JobStatus.HELD)
     for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
         if name in ad:
             changes["Last" + name] = ad.evaluate(name)
         changes[name] = DELETE
     changes["ReleaseReason"] = reason
-    event = _event(EventType.JOB_RELEASED, ad, now, {"Reason": reason})
-    return Transition(job_id_of(ad), changes, event)
+    event = _event(EventType.JOB_RELEASED, ad, now, {"Reason": reason}, job)
+    return Transition(job, changes, event)
 
 
 def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
@@ -208,14 +210,14 @@ def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
     status = status_of(ad)
     if status == JobStatus.REMOVED:
         raise _refuse(ad, "remove", " already (waiting for its shadow to exit)")
-    now = now_from(clock)
-    changes = _status_change(ad, JobStatus.REMOVED, now)
+    now, job = now_from(clock), job_id_of(ad)
+    changes = _status_change(ad, JobStatus.REMOVED, now, status)
     changes["RemoveReason"] = reason
     event = None
     if status not in ACTIVE:
         changes.update(_off_machine(ad))
-        event = _event(EventType.JOB_ABORTED, ad, now, {"Reason": reason})
-    return Transition(job_id_of(ad), changes, event, stop_shadow=status in ACTIVE)
+        event = _event(EventType.JOB_ABORTED, ad, now, {"Reason": reason}, job)
+    return Transition(job, changes, event, stop_shadow=status in ACTIVE)
 
 
 def removal_done(ad: ClassAd, clock: ClockLike) -> Transition:
