@@ -124,14 +124,14 @@ def owned_by(cluster: ClusterToStore, owner: str, uid_domain: str) -> ClusterToS
     schedd's ``UID_DOMAIN`` (an execute machine runs the job as its owner only within
     the same domain), and no ad keeps a ClusterId, ProcId, QDate or GlobalJobId of its
     own (the queue sets those)."""
-    cluster_ad = _without_schedd_set(cluster.cluster_ad)
+    cluster_ad = without_schedd_set(cluster.cluster_ad)
     cluster_ad["Owner"] = owner
     cluster_ad["User"] = user_name(owner, uid_domain)
     cluster_ad["UidDomain"] = uid_domain
-    return ClusterToStore(cluster_ad, tuple(_without_schedd_set(proc) for proc in cluster.proc_ads))
+    return ClusterToStore(cluster_ad, tuple(without_schedd_set(proc) for proc in cluster.proc_ads))
 
 
-def _without_schedd_set(ad: ClassAd) -> ClassAd:
+def without_schedd_set(ad: ClassAd) -> ClassAd:
     """``ad`` without the attributes the schedd sets (sharing its other entries)."""
     keys = ad.entries_by_key()
     if keys.keys().isdisjoint(_SCHEDD_SET_KEYS):

@@ -38,6 +38,7 @@ from schedd.intake import (
     owned_by,
     with_queue_args,
 )
+from schedd.intake_cache import ExpansionCache, description_key
 from schedd.queue import JobAction, JobSelection
 from schedd.queue.factory import FactoryDigest
 from schedd.queue.factory_jobs import ProcMaker, factory_limits
@@ -66,6 +67,7 @@ class ScheddRoutes:
 
     def __init__(self, service) -> None:
         self._service = service
+        self._expansions = ExpansionCache()
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
@@ -159,11 +161,17 @@ class ScheddRoutes:
             text = with_queue_args(text, str(count))
         return FactoryDigest(text, owner, iwd, now_from(self._service.clock), environ, file_sizes or {})
 
-    @staticmethod
-    def _expanded(submitted: FactoryDigest, cluster_id: int) -> ClusterToStore:
-        return _submit_error(lambda: expand_description(
-            submitted.description, cluster_id=cluster_id, owner=submitted.owner, iwd=submitted.iwd,
-            now=submitted.qdate, environ=dict(submitted.environ), file_sizes=dict(submitted.file_sizes)))
+    def _expanded(self, submitted: FactoryDigest, cluster_id: int) -> ClusterToStore:
+        """The description's cluster, reused from an earlier submit of the same
+        description when its expansion cannot differ (:mod:`schedd.intake_cache`)."""
+        def expand(cluster: int, now: int) -> ClusterToStore:
+            return expand_description(
+                submitted.description, cluster_id=cluster, owner=submitted.owner, iwd=submitted.iwd,
+                now=now, environ=dict(submitted.environ), file_sizes=dict(submitted.file_sizes))
+
+        key = description_key(submitted.description, submitted.owner, submitted.iwd, submitted.environ,
+                              submitted.file_sizes)
+        return _submit_error(self._expansions.expansion, key, cluster_id, submitted.qdate, expand)
 
     # --- query --------------------------------------------------------------
     def query(self, request: ApiRequest) -> StreamReply:

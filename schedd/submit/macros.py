@@ -25,6 +25,19 @@ _MAX_DEPTH = 64
 _MACRO_NAME = re.compile(r"[A-Za-z0-9_.]*")
 #: names whose expansion differs between procs even though nothing assigns them
 RANDOM = "<random>"
+#: how many ``$RANDOM_*`` values this process has drawn (see :func:`random_draws`)
+_draws = 0
+
+
+def random_draws() -> int:
+    """How many ``$RANDOM_*`` values this process has drawn so far: an expansion during
+    which the count moved depends on chance, so its result may not be reused."""
+    return _draws
+
+
+def _drawn() -> None:
+    global _draws
+    _draws += 1
 
 
 def matching_paren(text: str, open_at: int) -> int:
@@ -310,6 +323,7 @@ def _env(exp: _Expansion, inner: str, depth: int) -> str:
 
 def _random_choice(exp: _Expansion, inner: str, depth: int) -> str:
     exp.scope.touched.add(RANDOM)
+    _drawn()
     return random.choice(exp.args(inner, depth))
 
 
@@ -323,6 +337,7 @@ def _random_integer(exp: _Expansion, inner: str, depth: int) -> str:
         raise SubmitError(f"$RANDOM_INTEGER({inner}): needs integers min, max[, step]") from None
     if step <= 0 or high < low:
         raise SubmitError(f"$RANDOM_INTEGER({inner}): needs min <= max and a positive step")
+    _drawn()
     return str(random.randrange(low, high + 1, step))
 
 
