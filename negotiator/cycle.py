@@ -120,7 +120,8 @@ class _CycleState:
         """True when an idle slot (or what is left of a partitionable one) still matches ``request``."""
         prefilter = self.prefilters[request.request_id]
         return any(self.pool.answer(request, signature, prefilter) is not None
-                   and self.pool.first_free(request, signature) is not None for signature in list(self.pool.classes))
+                   and self.pool.first_free(request, signature) is not None
+                   for signature in self.pool.groups(request))
 
     def preempt(self, slots: Sequence[ClassAd], submitters: Sequence[Submitter], settings: CycleSettings,
                 idle_weight: float) -> PreemptionPhase:

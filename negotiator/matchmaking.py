@@ -12,6 +12,15 @@ For scale, slots are grouped into classes: slots whose attributes that any
 expression can read are equal give the same answer for the same request, so each
 request is evaluated once per class, after a cheap pre-filter on the literal
 ``TARGET.x op value`` clauses of its Requirements.
+
+A GPU slot names its cards (``GPUs_GPU_<id>``, ``AvailableGPUs``), so classing by
+attribute names would give every GPU machine a class of its own. When no expression
+reads a card attribute or ``AvailableGPUs`` by name (nor anything by computed name),
+the only reader of the cards is the card model, which looks at their contents; the
+card attributes then enter the signature by position and contents, so identical
+machines share a class. Which cards a match gets is worked out again for the slot
+taken (:meth:`SlotPool.slot_answer`), and a request that pins cards by id
+(``RequestGPUIds``, ``AvoidGPUIds``) splits each class by its slots' card ids.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from classad import NOT_CONSTANT, ClassAd, ExprTree
 from classad import operators as ops
 from classad.matching import rank as job_rank
 from classad.matching import requirements_accept
-from classad.nodes import AttrRef, Binary, Literal, Paren, Select
+from classad.nodes import AttrRef, Binary, Call, ListExpr, Literal, Paren, Select
 from classad.references import references
 from classad.signature import ExpressionTexts, attribute_key
 from classad.values import ERROR, UNDEFINED
@@ -45,7 +54,7 @@ from negotiator.gpu_matching import (
     slot_grants,
     take_cards,
 )
-from negotiator.slot_terms import SlotTerms, expression_nodes, looks_up_by_value, number
+from negotiator.slot_terms import SlotTerms, expression_children, expression_nodes, looks_up_by_value, number
 
 DEFAULT_PRE_JOB_RANK = (
     "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus) - Memory"
@@ -63,6 +72,8 @@ _DIRECT = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operato
            ">": operator.gt, ">=": operator.ge}
 #: literal types whose values key a class as they are (others by type name and repr)
 _SCALARS = frozenset({int, float, str, bool})
+#: slot attributes whose values name cards (besides the card attributes themselves)
+_CARD_LISTS = frozenset({"availablegpus"})
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=",
             "=?=": "=?=", "=!=": "=!="}
 
@@ -155,8 +166,12 @@ class SlotPool:
 
     def __init__(self, slots: Iterable[ClassAd], job_ads: Iterable[ClassAd] = (),
                  settings: MatchSettings | None = None,
-                 held: frozenset[tuple[str, str]] = frozenset()) -> None:
+                 held: frozenset[tuple[str, str]] = frozenset(), cards_by_contents: bool = True) -> None:
+        """Group ``slots`` (the idle ones) into classes for ``job_ads``' requests;
+        ``cards_by_contents`` False keeps a GPU slot's card names in its class (one
+        class per GPU machine), the reference the contents classes are checked against."""
         self.settings = settings or MatchSettings()
+        self._cards_by_contents = cards_by_contents
         #: ``(request id, slot name)`` pairs not to match this cycle (a refused claim).
         self.held = held
         self.slots: list[Slot] = []
@@ -169,7 +184,9 @@ class SlotPool:
         self._generation: dict[int, int] = {}
         #: indices of the slots with card attributes, when gathered (None: not known)
         self._card_slots: list[int] | None = None
+        self._by_contents = False
         self._significant = self._significant_names(job_ads)
+        self._card_set = frozenset(self._card_slots or ())
         self._significant_order = sorted(self._significant)
         self._weights: dict[int, float] = {}
         #: class id -> its member slots' indices (a dict for insertion order)
@@ -185,6 +202,8 @@ class SlotPool:
         self._terms = SlotTerms()
         #: slots as they were before each take since the first open checkpoint
         self._journal: list[tuple[int, ClassAd, ClassAd | None, NamedCards | None]] | None = None
+        self._stamps = [0] * len(self.slots)
+        self._clock = 0
         for index, slot in enumerate(self.slots):
             self._classify(index)
 
@@ -195,19 +214,30 @@ class SlotPool:
                  "slottype", "partitionableslot"}
         seen: set[int] = set()
         gpus_asked = False
+        #: names some expression reads (not gathered because cards matter)
+        explicit: set[str] = set()
+        job_by_value = False
 
-        def add_refs(ad, node, own_side: bool) -> None:
+        cards_read = False
+
+        def add_refs(ad, node, own_side: bool, into: set[str] = explicit) -> None:
+            nonlocal cards_read
             internal, external = references(ad, node)
             for name in internal if own_side else external:
                 if name[:7].lower() == "target.":
                     name = name[7:]
-                names.add(name.split(".")[0].lower())
+                name = name.split(".")[0].lower()
+                into.add(name)
+                if into is explicit and not cards_read:
+                    cards_read = name.startswith(CARD_ATTR_LOWER_PREFIX) or \
+                        (name in _CARD_LISTS and _reads_card_list(node))
 
         for job in job_ads:
             for entry in job.entries_by_key().values():
                 if type(entry.expr) is not Literal and id(entry.expr) not in seen:
                     seen.add(id(entry.expr))
                     add_refs(job, entry.expr, own_side=False)
+                    job_by_value = job_by_value or looks_up_by_value(entry.expr)
             gpus_asked = gpus_asked or _asks_for_gpus(job)
         if gpus_asked:  # the slots' card attributes, gathered once however many jobs ask
             names.add("availablegpus")
@@ -218,11 +248,12 @@ class SlotPool:
                     names.update(cards)
                     self._card_slots.append(index)
         for expr in self.settings.rank_expressions():
-            names.update(_all_names(expr.node))
+            explicit.update(_all_names(expr.node))
+            job_by_value = job_by_value or looks_up_by_value(expr.node)
         texts: set[str] = set()
         self._unique = False
         for slot in self.slots:
-            for entry in slot.ad.entries_by_key().values():
+            for key, entry in slot.ad.entries_by_key().items():
                 node = entry.expr
                 if type(node) is Literal:
                     continue
@@ -232,8 +263,13 @@ class SlotPool:
                 texts.add(text)
                 if looks_up_by_value(node):
                     self._unique = True
-                add_refs(slot.ad, node, own_side=True)
-                add_refs(slot.ad, node, own_side=False)  # a name another slot may define
+                # a card list's names of its own cards are read only where the list is
+                into = names if key in _CARD_LISTS or key.startswith(CARD_ATTR_LOWER_PREFIX) else explicit
+                add_refs(slot.ad, node, own_side=True, into=into)
+                add_refs(slot.ad, node, own_side=False, into=into)  # a name another slot may define
+        names.update(explicit)
+        self._by_contents = self._cards_by_contents and self._card_slots is not None and not job_by_value \
+            and not cards_read
         return frozenset(names)
 
     def _signature(self, index: int) -> tuple:
@@ -247,10 +283,13 @@ class SlotPool:
             names = sorted(key for key in attrs_ if key in significant)
         else:
             names = self._significant_order
+        by_contents = self._by_contents and index in self._card_set
         out = []
         for key in names:
             entry = attrs_.get(key)
             if entry is None:
+                continue
+            if by_contents and (key.startswith(CARD_ATTR_LOWER_PREFIX) or key in _CARD_LISTS):
                 continue
             const = entry.const
             kind = type(const)
@@ -260,13 +299,44 @@ class SlotPool:
                 out.append((key, "expr", self._texts.text(entry.expr)))
             else:
                 out.append(attribute_key(key, entry.expr, self._texts))
+        if by_contents:
+            out.extend(self._card_contents(index))
         return tuple(out)
+
+    def _card_contents(self, index: int) -> list[tuple]:
+        """The slot's cards as signature parts named by position, each with what the
+        card model reads of it but its ids, and ``AvailableGPUs`` as the positions of
+        the cards it lists (a member naming no card of the slot, by its text)."""
+        slot = self.slots[index]
+        named = slot.named_cards()
+        out = [(f"#card{n}", "card", attrs.evolve(card, uuid="", id=""))
+               for n, (_, card) in enumerate(named)]
+        positions = {name.lower(): n for n, (name, _) in enumerate(named)}
+        for key in _CARD_LISTS:
+            entry = slot.ad.entries_by_key().get(key)
+            if entry is None:
+                continue
+            node = entry.expr
+            if type(node) is ListExpr:
+                items = tuple(positions.get(item.name.lower(), self._texts.text(item))
+                              if type(item) is AttrRef else self._texts.text(item) for item in node.items)
+                out.append((key, "cards", items))
+            else:
+                out.append((key, "expr", self._texts.text(node)))
+        return out
+
+    def card_ids(self, index: int) -> tuple:
+        """The ids of slot ``index``'s cards in order: what a request naming cards
+        (``RequestGPUIds``, ``AvoidGPUIds``) reads besides their contents."""
+        return tuple((card.uuid, card.id) for _, card in self.slots[index].named_cards())
 
     def _classify(self, index: int) -> int:
         """Put slot ``index`` in the class of its signature; returns the class id.
         Classes are named by small ints so that per-(request, class) caches hash an int,
         not a tuple of every significant attribute."""
         signature = self._signature(index)
+        self._stamps[index] = self._clock
+        self._clock += 1
         class_id = self._class_ids.get(signature)
         if class_id is None:
             class_id = self._class_ids[signature] = len(self._shapes)
@@ -283,19 +353,63 @@ class SlotPool:
         if not members:
             del self.classes[signature]
 
+    # --- groups: the classes as one request sees them --------------------------
+    def names_cards(self, request: ResourceRequest) -> bool:
+        """True when ``request``'s answer may differ between slots of one class: it
+        names cards by id while classes hold cards by their contents."""
+        view = self.gpu_view(request)
+        return self._by_contents and view is not None and view.request is not None \
+            and bool(view.request.use_ids or view.request.avoid_ids)
+
+    def groups(self, request: ResourceRequest) -> list:
+        """The groups of slots that answer ``request`` alike: the classes, or for a
+        request naming cards, each class split by its slots' card ids (``(class, ids)``)."""
+        if not self.names_cards(request):
+            return list(self.classes)
+        out: dict = {}
+        for class_id, members in self.classes.items():
+            for index in members:
+                out[(class_id, self.card_ids(index))] = None
+        return list(out)
+
+    def group_of(self, request: ResourceRequest, index: int):
+        """The group of slot ``index`` for ``request`` (see :meth:`groups`)."""
+        class_id = self.slots[index].signature
+        return (class_id, self.card_ids(index)) if self.names_cards(request) else class_id
+
+    def stamp(self, index: int) -> int:
+        """When slot ``index`` joined its class: the pool's order of slots, which a
+        class's members keep (a slot taken from joins its new class last)."""
+        return self._stamps[index]
+
+    def _members(self, group) -> Iterable[int]:
+        if type(group) is int:
+            return self.classes.get(group, ())
+        class_id, ids = group
+        return (index for index in self.classes.get(class_id, ()) if self.card_ids(index) == ids)
+
     # --- evaluating one request against one class ---------------------------
-    def answer(self, request: ResourceRequest, signature: int, prefilter) -> Answer | None:
-        """How the class answers the request, or None when its slots do not match it."""
+    def answer(self, request: ResourceRequest, signature, prefilter) -> Answer | None:
+        """How the group (a class, see :meth:`groups`) answers the request, or None
+        when its slots do not match it."""
         key = (request.request_id, signature)
         if key in self._answers:
             return self._answers[key]
-        members = self.classes.get(signature)
+        first = next(iter(self._members(signature)), None)
         view = self.gpu_view(request)
-        if not members or view is None:
+        if first is None or view is None:
             return None
-        result = self._evaluate(request.ad, view, self.slots[next(iter(members))], prefilter)
+        result = self._evaluate(request.ad, view, self.slots[first], prefilter)
         self._answers[key] = result
         return result
+
+    def slot_answer(self, request: ResourceRequest, index: int, answer: Answer) -> Answer:
+        """``answer`` (its group's) as slot ``index`` gives it: the same cards by
+        contents, but the slot's own, when classes hold cards by contents."""
+        if not self._by_contents or not answer.grants:
+            return answer
+        grants = slot_grants(self.gpu_view(request).request, self.slots[index].named_cards())
+        return attrs.evolve(answer, grants=grants)
 
     def largest_card_mib(self) -> int:
         """The memory of the pool's largest card (0 when no slot advertises cards);
@@ -355,9 +469,10 @@ class SlotPool:
         return weight
 
     # --- taking slots ----------------------------------------------------------
-    def first_free(self, request: ResourceRequest, signature: int) -> int | None:
-        """The first slot of the class not held back from ``request``, or None."""
-        for index in self.classes.get(signature, ()):
+    def first_free(self, request: ResourceRequest, signature) -> int | None:
+        """The first slot of the group (see :meth:`groups`) not held back from
+        ``request``, or None."""
+        for index in self._members(signature):
             if not self.held or (request.request_id, self.slots[index].name) not in self.held:
                 return index
         return None
@@ -428,6 +543,19 @@ def _asks_for_gpus(job: ClassAd) -> bool:
     """True when a job may ask for GPUs (its slots' cards then matter to the answer)."""
     return any(attr in job for attr in ("RequestGPUs", "RequestGPUMemory", "RequestGPUMemoryPercent",
                                         "RequestGPUCores"))
+
+
+def _reads_card_list(node) -> bool:
+    """True when ``node`` reads a card list (``AvailableGPUs``) other than through
+    ``size()``: its members are card ads, whose ids would then be seen."""
+    pending = [(node, None)]
+    while pending:
+        node, parent = pending.pop()
+        if type(node) in (AttrRef, Select) and node.name.lower() in _CARD_LISTS and \
+                not (type(parent) is Call and parent.name.lower() == "size"):
+            return True
+        pending.extend((child, node) for child in expression_children(node))
+    return False
 
 
 def _all_names(node) -> list[str]:
@@ -586,14 +714,19 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
     prefilter = prefilter if prefilter is not None else build_prefilter(request.ad)
     heap: list = []
     queued: set = set()
-    order = 0
-    for signature in list(pool.classes):
+
+    def queue(signature, key) -> None:
+        """Queue the group behind its first free slot's stamp, so that equally ranked
+        slots are taken in the pool's order however they are grouped."""
+        index = pool.first_free(request, signature)
+        if index is not None:
+            heapq.heappush(heap, (key, pool.stamp(index), signature))
+            queued.add(signature)
+
+    for signature in pool.groups(request):
         answer = pool.answer(request, signature, prefilter)
         if answer is not None:
-            heap.append((answer.key, order, signature))
-            queued.add(signature)
-            order += 1
-    heapq.heapify(heap)
+            queue(signature, answer.key)
     matches: list[SlotMatch] = []
     used = 0.0
     while heap and len(matches) < max_matches and used < allowance:
@@ -602,18 +735,14 @@ def match_request(pool: SlotPool, request: ResourceRequest, max_matches: int,
         index = pool.first_free(request, signature)
         if index is None:
             continue
-        match = pool.take(index, pool.answer(request, signature, prefilter))
+        match = pool.take(index, pool.slot_answer(request, index, pool.answer(request, signature, prefilter)))
         matches.append(match)
         used += match.weight
-        if signature in pool.classes and signature not in queued:
-            heapq.heappush(heap, (key, order, signature))
-            queued.add(signature)
-            order += 1
-        new_signature = pool.slots[index].signature
+        if signature not in queued:
+            queue(signature, key)
+        new_signature = pool.group_of(request, index)
         if pool.slots[index].partitionable and new_signature not in queued:
             new_answer = pool.answer(request, new_signature, prefilter)
             if new_answer is not None:
-                heapq.heappush(heap, (new_answer.key, order, new_signature))
-                queued.add(new_signature)
-                order += 1
+                queue(new_signature, new_answer.key)
     return matches

@@ -116,9 +116,9 @@ def number(expr: ExprTree | None, scope: ClassAd, target, default: float = -math
     return default
 
 
-def expression_nodes(node):
-    """Every node of an expression tree."""
-    yield node
+def expression_children(node) -> list:
+    """The direct sub-expressions of an expression node, left to right."""
+    children = []
     for field in attrs.fields(type(node)):
         value = getattr(node, field.name)
         items = value if type(value) is tuple else (value,)
@@ -126,7 +126,18 @@ def expression_nodes(node):
             if type(item) is tuple:
                 item = item[1]
             if attrs.has(type(item)):
-                yield from expression_nodes(item)
+                children.append(item)
+    return children
+
+
+def expression_nodes(node):
+    """Every node of an expression tree, parents before children, left to right;
+    without recursion, as a machine list can nest thousands deep."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(reversed(expression_children(node)))
 
 
 def looks_up_by_value(node) -> bool:

@@ -6,6 +6,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from benchmarks import gpu_packing
+from classad import ExprTree
 from daemoncore.config import Config, ConfigError
 from daemoncore.wire.resource_request import ResourceRequest
 from gpushare.placement import Card, ShareRequest
@@ -275,3 +276,105 @@ def test_gpu_packing_benchmark_quick_run_packs_near_the_bound():
     assert ratios["binpack"] >= 0.95
     assert ratios["spread"] >= 0.95
     assert ratios["binpack_longest_cycle"] < 5
+
+
+# --- GPU slots classed by their cards' contents --------------------------------
+
+#: machine types: (cards as (memory, numa, model), card use as (free memory, free cores, shares))
+_MACHINE_TYPES = (
+    ((40000, 0, "NVIDIA A100"), (40000, 0, "NVIDIA A100")),
+    ((80000, 0, "NVIDIA H100"), (80000, 1, "NVIDIA H100"), (80000, 1, "NVIDIA H100")),
+    ((24000, 0, "NVIDIA L4"),),
+)
+_USES = ((None, 100, 0), (20000, 50, 1), (0, 0, 2))
+
+
+def _varied_gpu_pool(seed: int, machines: int = 24) -> list:
+    """GPU machines of a few types and uses, many alike but for their card ids (each
+    machine its own host number), some static."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for host in range(1, machines + 1):
+        kind = _MACHINE_TYPES[rng.randrange(len(_MACHINE_TYPES))]
+        cards = []
+        for index, (memory, numa, model) in enumerate(kind):
+            free, cores, shares = _USES[rng.randrange(len(_USES))] if rng.random() < 0.3 else _USES[0]
+            free = memory if free is None else min(free, memory)
+            cards.append(card_ad(host, index, memory=memory, numa=numa, name=model, free_memory=free,
+                                 free_cores=cores, shares=shares))
+        out.append(gpu_slot(f"gpu@host{host}", cards, partitionable=rng.random() < 0.8))
+    return out
+
+
+def _varied_gpu_jobs() -> list:
+    """Whole-card, share, compute, NUMA and pinned requests, pinned ones naming cards
+    of machines that have twins."""
+    return [
+        gpu_job(gpus=1),
+        gpu_job(gpus=2),
+        gpu_job(gpus=1, memory_mib=10000),
+        gpu_job(gpus=2, memory_mib=30000, extra='GPUPlacementPolicy = "binpack"'),
+        gpu_job(gpus=1, extra="RequestGPUCores = 30; RequestGPUMemory = 5000"),
+        gpu_job(gpus=2, memory_mib=20000, extra="GPUNumaBind = true; GPUPlacementPolicy = \"numa\""),
+        gpu_job(gpus=1, memory_mib=8000, extra='RequestGPUIds = "GPU-00050000, GPU-00070001"'),
+        gpu_job(gpus=1, memory_mib=8000, extra='AvoidGPUIds = "GPU-00020000, GPU-00030000"'),
+        gpu_job(gpus=1, extra='RequestGPUIds = "GPU-00090001"'),
+        gpu_job(gpus=1, memory_mib=12000, extra='NodePlacementPolicy = "binpack"'),
+        gpu_job(gpus=1, extra='RequestGPUTypes = "H100"'),
+    ]
+
+
+def _matches_in_order(pool, jobs, count=6):
+    out = []
+    for n, ad in enumerate(jobs):
+        for match in match_request(pool, request_for(ad, count, rid=f"alice#{n}"), count):
+            out.append((n, match.slot_name, match.consumed, match.grants, match.weight))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_card_contents_classes_match_as_per_slot_classes(seed):
+    """GPU slots classed by their cards' contents give the same matches, slots, cards and
+    grants as one class per machine (card names in the class), on varied pools with
+    pinned (RequestGPUIds, AvoidGPUIds) requests among the rest."""
+    slots, jobs = _varied_gpu_pool(seed), _varied_gpu_jobs()
+    by_contents = SlotPool(slots, jobs)
+    by_name = SlotPool(slots, jobs, cards_by_contents=False)
+    assert len(by_contents.classes) < len(by_name.classes)
+    assert _matches_in_order(by_contents, jobs) == _matches_in_order(by_name, jobs)
+    assert [s.ad for s in by_contents.slots] == [s.ad for s in by_name.slots]
+
+
+def test_twin_machines_share_a_class_but_not_a_pinned_answer():
+    """Two machines alike but for their card ids are one class; a share pinned to the
+    second machine's card goes there only, with that card's id."""
+    twins = [gpu_slot("gpu@a", [card_ad(1, 0)]), gpu_slot("gpu@b", [card_ad(2, 0)])]
+    pinned = gpu_job(gpus=1, memory_mib=10000, extra='RequestGPUIds = "GPU-00020000"')
+    avoid = gpu_job(gpus=1, memory_mib=10000, extra='AvoidGPUIds = "GPU-00010000"')
+    pool = SlotPool(twins, [pinned, avoid])
+    assert len(pool.classes) == 1
+    matches = match_request(pool, request_for(pinned, 6), 6)
+    assert [(m.slot_name, m.grants[0].id) for m in matches] == [("gpu@b", "GPU-00020000")] * 4
+    assert match_request(pool, request_for(avoid, 2, rid="alice#2"), 2) == []
+
+
+def test_a_share_on_a_twin_is_granted_that_twin_s_card():
+    """A share matched on the second of two twin machines names the second's card."""
+    twins = [gpu_slot("gpu@a", [card_ad(1, 0)]), gpu_slot("gpu@b", [card_ad(2, 0)])]
+    ad = gpu_job(gpus=1, memory_mib=40000)
+    pool = SlotPool(twins, [ad])
+    assert [(m.slot_name, m.grants[0].id) for m in match_request(pool, request_for(ad, 2), 2)] == \
+        [("gpu@a", "GPU-00010000"), ("gpu@b", "GPU-00020000")]
+
+
+def test_a_job_reading_a_card_attribute_by_name_keeps_classes_per_machine():
+    """A job whose Requirements read a card attribute by name sees card names, so twin
+    machines stay two classes and only the named machine matches."""
+    twins = [gpu_slot("gpu@a", [card_ad(1, 0)]), gpu_slot("gpu@b", [card_ad(2, 0)])]
+    ad = gpu_job(gpus=1, memory_mib=10000)
+    ad["Requirements"] = ExprTree(f"({ad.lookup('Requirements')}) && TARGET.GPUs_GPU_00020000 =!= undefined")
+    pool = SlotPool(twins, [ad])
+    assert len(pool.classes) == 2
+    assert {m.slot_name for m in match_request(pool, request_for(ad, 2), 2)} == {"gpu@b"}
