@@ -102,16 +102,19 @@ def _node(value: object):
 def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
     """Merge every queue statement's expansion into one cluster: the first
     statement's common attributes are the cluster's; later statements' procs carry
-    whatever differs from them."""
+    whatever differs from them. A proc's ProcId (and any other attribute the schedd
+    sets) is left out: the queue numbers procs itself, and a proc with no other
+    difference is then stored without being copied."""
     first = expanded[0]
     common_values = {key: value for key, (_, value) in first.cluster.items()}
     cluster_ad = ClassAd.from_entries((name, classad_node(value)) for name, value in first.cluster.values())
-    procs = [ClassAd.from_entries((name, _node(value)) for name, value in diff.values()) for diff in first.procs]
+    procs = [ClassAd.from_entries((name, _node(value)) for key, (name, value) in diff.items()
+                                  if key not in _SCHEDD_SET_KEYS) for diff in first.procs]
     for later in expanded[1:]:
         for index in range(len(later.procs)):
             whole = later.proc_attrs(index)
             differs = [(name, _node(value)) for key, (name, value) in whole.items()
-                       if key != "clusterid" and (key not in common_values or common_values[key] != value)]
+                       if key not in _SCHEDD_SET_KEYS and (key not in common_values or common_values[key] != value)]
             missing = [(name, Literal(UNDEFINED)) for key, (name, _) in first.cluster.items() if key not in whole]
             procs.append(ClassAd.from_entries(differs + missing))
     return ClusterToStore(cluster_ad, tuple(procs))
