@@ -17,6 +17,14 @@ CPU time in that gap was late for the machine's other load, so the stall counted
 the lesser of the two (the longest wait caused by the worker holding the interpreter),
 printed beside the longest lateness seen and the longest garbage collection.
 
+Last, the reactor's side of reading the collector: the feature run's slot ads are
+served as the collector streams them (NDJSON over HTTP, from a server in another
+process) and read by the negotiator's own client on a real Twisted reactor, once
+decoded in one piece (``AsyncClient.call``) and once ad by ad as the cycle reads them
+(:func:`negotiator.driver.query_collector`), while a probe on the reactor wakes every
+2 ms; the longest lateness of each is printed beside the probe's lateness on an idle
+reactor measured just before.
+
 The full scale of issue 17 is ``--slots 100000 --autoclusters 1000``.
 """
 
@@ -24,20 +32,28 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import resource
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 
-from twisted.internet.task import Clock
+from twisted.internet.defer import Deferred
+from twisted.internet.task import Clock, LoopingCall, react
 
 from classad import ClassAd
 from classad.matching import rank, requirements_accept
+from daemoncore.wire import collector_routes
+from daemoncore.wire.adcodec import ad_to_json
+from daemoncore.wire.async_client import AsyncClient
+from daemoncore.wire.ndjson import encode_line
 from negotiator.accountant import Accountant
 from negotiator.concurrency import ConcurrencySettings
 from negotiator.cycle import CycleSettings, Submitter, negotiate
 from negotiator.db import AccountantDatabase
-from negotiator.driver import with_heap_frozen
+from negotiator.driver import query_collector, with_heap_frozen
 from negotiator.matchmaking import SlotPool
 from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 
@@ -245,6 +261,116 @@ def run_cycle(label: str, slots: list[ClassAd], submitters: list[Submitter], set
     return seconds
 
 
+#: A stand-in collector in its own process: answers every request with the file named
+#: by argv[1] as NDJSON, after printing its port.
+_SERVER = """
+import http.server, sys
+body = open(sys.argv[1], "rb").read()
+class Answer(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+class ReactorProbe:
+    """Wakes every 2 ms on the reactor and keeps the longest lateness seen. Mutable:
+    it accumulates while it runs."""
+
+    PERIOD = 0.002
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._last = 0.0
+        self._loop = LoopingCall(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self._last - self.PERIOD)
+        self._last = now
+
+    def start(self) -> None:
+        self.worst, self._last = 0.0, time.perf_counter()
+        self._loop.start(self.PERIOD, now=False)
+
+    def stop(self) -> float:
+        """Stop probing; returns the longest lateness in seconds."""
+        self._loop.stop()
+        return self.worst
+
+
+async def _probe_reads(reactor, port: int) -> list[tuple[str, float, int, float]]:
+    """Lateness on an idle reactor, then while the collector's answer is read in one
+    piece and ad by ad: ``(label, lateness, ads, seconds)`` each."""
+    client = AsyncClient(f"127.0.0.1:{port}", timeout=None)
+    body = {"constraint": "true"}
+    probe = ReactorProbe()
+    out = []
+
+    def pause(seconds: float) -> Deferred:
+        later = Deferred()
+        reactor.callLater(seconds, later.callback, None)
+        return later
+
+    probe.start()
+    await pause(0.5)
+    out.append(("idle reactor", probe.stop(), 0, 0.5))
+    reads = (("decoded in one piece (AsyncClient.call)",
+              lambda: client.call(collector_routes.QUERY, body, ad_type="Machine")),
+             ("decoded ad by ad as it arrives (query_collector)",
+              lambda: Deferred.fromCoroutine(query_collector(client, body, "Machine"))))
+    for label, read in reads:
+        gc.collect()
+        probe.start()
+        start = time.perf_counter()
+        ads = await read()
+        seconds = time.perf_counter() - start
+        await pause(0.02)  # the probe's next wake-up sees a stall that ended the read
+        out.append((label, probe.stop(), len(ads), seconds))
+    return out
+
+
+def reactor_stalls(slots: list[ClassAd]) -> None:
+    """Serve ``slots`` as the collector streams them and print the reactor's longest
+    stall while the negotiator's client reads them each way (see the module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ads.ndjson")
+        with open(path, "wb") as out:
+            for ad in slots:
+                out.write(encode_line(ad_to_json(ad)))
+        size = os.path.getsize(path)
+        server = subprocess.Popen([sys.executable, "-c", _SERVER, path], stdout=subprocess.PIPE, text=True)
+        try:
+            port = int(server.stdout.readline())
+            results: list = []
+
+            async def run(reactor):
+                results.extend(await _probe_reads(reactor, port))
+
+            try:
+                react(lambda reactor: Deferred.fromCoroutine(run(reactor)))
+            except SystemExit:
+                pass
+        finally:
+            server.terminate()
+            server.wait()
+    print(f"reading {len(slots):,} slot ads ({size / 2**20:,.1f} MiB of NDJSON) from a collector process "
+          f"on a real reactor, 2 ms probe:")
+    for label, late, count, seconds in results:
+        ads = f", {count:,} ads in {seconds:.2f} s" if count else ""
+        print(f"  {label}: longest reactor stall {late * 1000:.0f} ms{ads}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=100_000)
@@ -279,6 +405,7 @@ def main() -> None:
         f"limits on 1/{args.limited_every} autoclusters", feature_slots, featured,
         CycleSettings(concurrency=limits), bare)
     print(f"features cost {featured_seconds / base:.2f}x the plain cycle")
+    reactor_stalls(feature_slots)
 
 
 if __name__ == "__main__":

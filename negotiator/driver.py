@@ -185,9 +185,9 @@ class CycleDriver:
         address = self._collector_address()
         if not address or self._running is not None:
             return None
-        asked = self._connect(address).call(
-            collector_routes.QUERY, {"constraint": self.settings.submitter_constraint,
-                                     "projection": ["Name", "IdleJobs"]}, ad_type="Submitter")
+        asked = Deferred.fromCoroutine(query_collector(
+            self._connect(address), {"constraint": self.settings.submitter_constraint,
+                                     "projection": ["Name", "IdleJobs"]}, "Submitter"))
         asked.addCallback(self._demand_answered)
         asked.addErrback(lambda failure: _log.warn("negotiator: watching submitters failed: {why}",
                                                    why=failure.getErrorMessage()))
@@ -235,11 +235,10 @@ class CycleDriver:
             return CycleReport(started, self.clock.seconds(), problems=("no COLLECTOR_HOST: nothing to negotiate",))
         problems: list[str] = []
         collector = self._connect(address)
-        public = await collector.call(collector_routes.QUERY, {"constraint": self.settings.slot_constraint},
-                                      ad_type="Machine")
-        private = await collector.call(collector_routes.QUERY, {"private": True}, ad_type="Machine")
-        submitter_ads = await collector.call(
-            collector_routes.QUERY, {"constraint": self.settings.submitter_constraint}, ad_type="Submitter")
+        public = await query_collector(collector, {"constraint": self.settings.slot_constraint}, "Machine")
+        private = await query_collector(collector, {"private": True}, "Machine")
+        submitter_ads = await query_collector(
+            collector, {"constraint": self.settings.submitter_constraint}, "Submitter")
         read: PoolReading = await self._compute(read_pool, public, private, self.settings.cycle.match.slot_weight)
         slots, unreadable = read.slots, read.unreadable
         self.concurrency_in_use = read.concurrency_in_use
@@ -327,6 +326,15 @@ class PoolReading:
     unreadable: list[str]
     concurrency_in_use: dict[str, float]
     in_use: dict[str, float]
+
+
+async def query_collector(collector: AsyncClient, body: dict, ad_type: str) -> list:
+    """The collector's ads of ``ad_type`` answering ``body``, decoded ad by ad as the
+    stream arrives: a 100,000-ad answer decoded in one piece would hold the reactor
+    for seconds, a network read's worth of ads holds it for a few milliseconds."""
+    ads: list = []
+    await collector.stream(collector_routes.QUERY, ads.append, body, ad_type=ad_type)
+    return ads
 
 
 def with_heap_frozen(function: Callable, *args):

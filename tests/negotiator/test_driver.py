@@ -347,3 +347,39 @@ def test_the_heap_is_frozen_only_while_the_cycle_runs():
     with pytest.raises(ValueError):
         with_heap_frozen(failing)
     assert gc.get_freeze_count() == 0
+
+
+class _StreamOnlyCollector:
+    """The collector's client as the cycle may use it: queries only as streams, each
+    ad handed over on its own (a call for the whole answer at once fails)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.streamed = 0
+
+    def stream(self, route, on_item, *args, **kwargs):
+        self.streamed += 1
+        return self.client.stream(route, on_item, *args, **kwargs)
+
+    def call(self, *_args, **_kwargs):
+        return fail(AssertionError("the collector's answer was read in one piece"))
+
+
+def test_the_cycle_reads_the_collector_s_answers_ad_by_ad(pool, accountant, clock):
+    """The cycle reads slots, private ads and submitters from the collector as streams,
+    so a large answer is decoded as it arrives, never in one piece on the reactor."""
+    schedd = pool.add_schedd(SCHEDD)
+    schedd.add_requests("alice@pool", "alice", 2)
+    pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD))
+    pool.add_slot("slot1@x")
+    pool.add_slot("slot2@x")
+    collector = _StreamOnlyCollector(pool.connect(COLLECTOR))
+
+    def connect(address):
+        return collector if address == COLLECTOR else pool.connect(address)
+
+    settings = NegotiatorSettings()
+    report = pool.wait(CycleDriver(settings, accountant, clock, connect, lambda: COLLECTOR).run_cycle())
+    assert report.problems == ()
+    assert len(schedd.matched()) == 2
+    assert collector.streamed == 3
