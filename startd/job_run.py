@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 from twisted.internet import task
-from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
@@ -72,6 +72,9 @@ class RunSettings:
     usage_interval: float = DEFAULT_USAGE_INTERVAL
     sample_interval: float = 5.0
     gpu_sharing: GpuSharing = GpuSharing()
+    #: How long the execute report waits for the job to end (0: it goes at once). A job
+    #: that ends by then has its start told by its exit report, one round trip fewer.
+    execute_report_delay: float = 0.0
 
 
 def starter_job_ad(job: classad.ClassAd, transferred_executable: str | None) -> classad.ClassAd:
@@ -121,6 +124,9 @@ class JobRun:
         #: What the run's earlier segments (before each restart in place) used.
         self._earlier_usage = Usage()
         self._counted_starter: Starter | None = None  # the starter whose usage _earlier_usage holds
+        #: The job ended before its execute report went: the exit report carries it,
+        #: any other word to the schedd sends it first.
+        self._execute_pending = False
         #: The run's last report (exit, evicted or hold) is on its way: once the schedd
         #: has it, it may activate the claim again before this run has wound up.
         self.final_report_sent = False
@@ -220,9 +226,12 @@ class JobRun:
             segment_start, ended = self.reactor.seconds(), self._start(job)
         except (StarterError, OSError) as exc:
             return await self._start_failed(exc)
-        # the job runs while the execute report travels; every later report waits for it
-        reported = Deferred.fromCoroutine(self._report("execute", self.execute_attrs))
-        reported.addCallback(self._execute_reported)
+        if await self._ends_within(ended, self.settings.execute_report_delay):
+            self._execute_pending = True
+            reported: Deferred = succeed(None)
+        else:  # the job runs while the execute report travels; every later report waits for it
+            reported = Deferred.fromCoroutine(self._report("execute", self.execute_attrs))
+            reported.addCallback(self._execute_reported)
         outcome: JobOutcome = self._segment_ended(await ended)
         await reported
         number = first_checkpoint_number(self.job)
@@ -242,6 +251,29 @@ class JobRun:
         if self.stopping or outcome.stopped:
             return await self._evicted(outcome)
         return await self._finish(outcome, snapshot, self.reactor.seconds() - started_at)
+
+    async def _ends_within(self, ended: Deferred, delay: float) -> bool:
+        """Whether the job's run ``ended`` fires within ``delay`` seconds (never, for a
+        delay of 0); ``ended``'s result is left for its own waiter."""
+        if delay <= 0:
+            return False
+        settled: Deferred = Deferred()
+        timer = self.reactor.callLater(delay, settled.callback, False)
+
+        def note(result):
+            if timer.active():
+                timer.cancel()
+                settled.callback(True)
+            return result
+        ended.addBoth(note)
+        return await settled
+
+    async def _flush_execute(self) -> None:
+        """Send the execute report held back for a job that ended early, before any
+        report or transfer of that run other than its exit (which carries it)."""
+        if self._execute_pending:
+            self._execute_pending = False
+            await self._report("execute", self.execute_attrs)
 
     def _start(self, job: classad.ClassAd) -> Deferred:
         """Start the job in the sandbox; fires with its :class:`JobOutcome`.
@@ -279,6 +311,7 @@ class JobRun:
         job's start to that exit), as VanillaProc::notifySuccessfulPeriodicCheckpoint
         does. A checkpoint that cannot be sent is logged and skipped: the job restarts
         anyway and sends the next one."""
+        await self._flush_execute()
         try:
             with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
                                                prefix=".checkpoint-") as spool:
@@ -319,6 +352,7 @@ class JobRun:
                 sent = await self._blocking(light, _pack_output, self.job, self.sandbox, snapshot, spool,
                                             self.account)
                 if sent.files or sent.directories:  # an empty stream would change nothing there
+                    await self._flush_execute()
                     await self._persist(lambda: self.link.send_output(_rewound(spool)))
         except TransferError as exc:
             return await self._hold(exc.hold_attributes())
@@ -354,9 +388,16 @@ class JobRun:
         return Ending.HELD
 
     async def _report(self, event: str, attrs_: dict) -> bool:
-        """Post one update; a failure is logged, not raised (the schedd's lease covers it)."""
+        """Post one update; a failure is logged, not raised (the schedd's lease covers it).
+        An execute report held back goes first, or inside the exit report: the shadow
+        records the start before the exit, so both events are written, in order."""
         if event in FINAL_REPORTS:
             self.final_report_sent = True
+        if event == "exit" and self._execute_pending:
+            self._execute_pending = False
+            attrs_ = {**self.execute_attrs, **attrs_}
+        elif event != "execute":
+            await self._flush_execute()
         try:
             if event in FINAL_REPORTS:  # what the job did must not be lost to a short outage
                 await self._persist(lambda: self.link.update(event, attrs_))

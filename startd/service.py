@@ -59,6 +59,9 @@ ACTIVITY_ADVERTISE_DELAY = 1.0
 DEFAULT_MACHINE_MAX_VACATE_TIME = 10.0
 #: How often the claims' leases are checked (a lease ends at most this late).
 LEASE_CHECK_INTERVAL = 1.0
+#: How long a run's execute report waits for a job that may end at once: a job that
+#: short tells the schedd of its start inside its exit report (one request, not two).
+EXECUTE_REPORT_DELAY = 0.05
 MACHINE_AD_TYPE = "Machine"
 
 _log = Logger()
@@ -286,6 +289,7 @@ def run_settings_from(config: Config, execute_dir: str) -> RunSettings:
         vacate_time=config.param_duration("MACHINE_MAX_VACATE_TIME", DEFAULT_MACHINE_MAX_VACATE_TIME),
         usage_interval=config.param_duration("STARTER_UPDATE_INTERVAL", DEFAULT_USAGE_INTERVAL),
         sample_interval=config.param_duration("STARTER_SAMPLE_INTERVAL", 5.0),
+        execute_report_delay=EXECUTE_REPORT_DELAY,
     )
 
 

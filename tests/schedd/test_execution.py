@@ -567,3 +567,12 @@ def test_a_job_its_startd_no_longer_runs_goes_back_to_idle_with_024(schedd):
     assert schedd.events(job) == [EventType.JOB_RECONNECT_FAILED, EventType.JOB_EVICTED]
     assert schedd.queue.get_job(job)["JobStatus"] == JobStatus.IDLE
     restarted.stopService()
+
+
+def test_an_exit_report_alone_writes_the_execute_event_before_the_exit(execution, schedd):
+    """A starter whose job ended before its execute report went tells the start inside
+    the exit report: the job still gets 001 then 005, in that order, and completes."""
+    [job] = start_one(execution, schedd)
+    answer = update(execution, job, "exit", {"ExitCode": 0, "ExitBySignal": False, "RemoteHost": "slot1_1@node1"})
+    assert answer == {"job_status": 4, "decision": "complete"}
+    assert schedd.events(job) == [EventType.EXECUTE, EventType.JOB_TERMINATED]

@@ -1,10 +1,15 @@
 """A run whose inputs came inside ACTIVATE unpacks them without asking the schedd
-(no JOB_INPUT round trip); a damaged one holds the job as a fetched one would."""
+(no JOB_INPUT round trip); a damaged one holds the job as a fetched one would. A job
+that ends within the execute report's delay has its start told inside its exit report."""
+
+import os
 
 from twisted.internet import defer, task
 
 import classad
 from startd.job_run import FAILED_TO_CREATE_PROCESS, Ending, JobRun, RunSettings
+from startd.starter import JobOutcome
+from startd.usage import Usage
 from transfer import send_input
 
 
@@ -66,3 +71,72 @@ def test_a_damaged_inline_input_holds_the_job_without_a_fetch(tmp_path):
     [(event, attrs)] = link.reports
     assert (ending, event) == (Ending.HELD, "hold")
     assert attrs["HoldReasonCode"] != FAILED_TO_CREATE_PROCESS
+
+
+class OutputLink(NoFetchLink):
+    """A link that also records output sent, among the reports, in order."""
+
+    def send_output(self, tar):
+        self.reports.append(("output", {}))
+        return defer.succeed(None)
+
+
+def _timed_run(tmp_path, delay: float, output: bool = False):
+    """A run whose job is started by a stand-in (its end fired by the test) on a
+    ``task.Clock``, with ``execute_report_delay`` of ``delay``; (clock, link, end, ended)."""
+    job = _job(tmp_path, Cmd="/bin/true", **({"TransferOutput": "result.txt"} if output else {}))
+    execute = tmp_path / "execute"
+    execute.mkdir()
+    clock, link, finished = task.Clock(), OutputLink(), defer.Deferred()
+    run = JobRun(clock, link, "1.0", job, classad.ClassAd({"Name": "slot1_1@host"}),
+                 RunSettings(execute_dir=str(execute), execute_report_delay=delay), run_blocking=None,
+                 execute_attrs={"RemoteHost": "slot1_1@host"}, inline_input=b"".join(send_input(job).stream))
+    run._start = lambda _job: finished
+
+    def end() -> None:
+        if output:
+            (execute / os.listdir(execute)[0] / "result.txt").write_text("made\n")
+        finished.callback(JobOutcome(0, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null"))
+    ended: list = []
+    run.run().addCallback(ended.append)
+    return clock, link, end, ended
+
+
+def test_a_job_that_ends_within_the_delay_reports_its_start_inside_its_exit(tmp_path):
+    """No execute report of its own: the exit report carries its attributes (the
+    shadow records the start, then the exit)."""
+    clock, link, end, ended = _timed_run(tmp_path, 0.05)
+    clock.advance(0.01)
+    assert link.reports == []
+    end()
+    assert ended == [Ending.EXITED]
+    [(event, attrs)] = link.reports
+    assert event == "exit" and attrs["RemoteHost"] == "slot1_1@host" and attrs["ExitCode"] == 0
+
+
+def test_a_job_that_outlasts_the_delay_reports_its_start_when_it_runs_out(tmp_path):
+    """The execute report goes once the delay is over, the exit report later on its own."""
+    clock, link, end, ended = _timed_run(tmp_path, 0.05)
+    clock.advance(0.05)
+    assert link.reports == [("execute", {"RemoteHost": "slot1_1@host"})]
+    end()
+    assert ended == [Ending.EXITED]
+    assert [event for event, _ in link.reports] == ["execute", "exit"]
+    assert "RemoteHost" not in link.reports[1][1]
+
+
+def test_a_short_job_with_output_reports_its_start_before_the_output(tmp_path):
+    """A held-back execute report goes before any other word of the run: the output
+    never reaches the schedd before the job's start."""
+    clock, link, end, ended = _timed_run(tmp_path, 0.05, output=True)
+    end()
+    assert ended == [Ending.EXITED]
+    assert [event for event, _ in link.reports] == ["execute", "output", "exit"]
+
+
+def test_without_a_delay_the_execute_report_goes_at_once(tmp_path):
+    """A delay of 0 (the default) sends the execute report as the job starts."""
+    clock, link, end, ended = _timed_run(tmp_path, 0.0)
+    assert [event for event, _ in link.reports] == ["execute"]
+    end()
+    assert [event for event, _ in link.reports] == ["execute", "exit"]
