@@ -41,11 +41,11 @@ from schedd.queue.stored import (
     derive,
     encode_ad,
     encode_entries,
-    encode_new_proc,
     encode_texts,
     entry_texts,
     history_text,
     merge,
+    new_proc_encoder,
     pair_fragments,
     stored_texts,
     submitter_in,
@@ -164,9 +164,10 @@ class JobQueue(JobSelecting):
         status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
         cluster_entries = decode_entries(common_text or encode_ad(common), _SUBMITTER_KEYS)
         cluster_submitter = submitter_in(cluster_entries, {})
+        new_proc_text = new_proc_encoder(self.schedd_name, cluster_id, qdate)
         for proc_id, proc in enumerate(procs, first_proc):
             if not len(proc) and type(status) is int and 1 <= status <= 7:  # no differences of its own
-                text = encode_new_proc(proc_id, f"{self.schedd_name}#{cluster_id}.{proc_id}#{qdate}")
+                text = new_proc_text(proc_id)
                 yield (cluster_id, proc_id, status, owner if type(owner) is str else None, text, cluster_submitter)
                 continue
             diff = proc.copy()

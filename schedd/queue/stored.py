@@ -39,6 +39,25 @@ def encode_new_proc(proc_id: int, global_job_id: str) -> str:
     return _ENCODE([["ProcId", unparse_expr(Literal(proc_id))], ["GlobalJobId", unparse_expr(Literal(global_job_id))]])
 
 
+#: A proc id standing in for every proc's while a cluster's new-proc text is made once.
+_MARK_PROC = 987654321
+
+
+def new_proc_encoder(schedd_name: str, cluster_id: int, qdate: object):
+    """``encode_new_proc`` for the procs of one cluster, as a function of the proc id:
+    the text is made once with a stand-in proc id and the id written into its two
+    places for each proc (a 100,000-proc cluster unparsed and JSON-encoded 200,000
+    literals). Falls back to ``encode_new_proc`` when the stand-in shows up elsewhere."""
+    def global_job_id(proc_id: int) -> str:
+        return f"{schedd_name}#{cluster_id}.{proc_id}#{qdate}"
+
+    parts = encode_new_proc(_MARK_PROC, global_job_id(_MARK_PROC)).split(str(_MARK_PROC))
+    if len(parts) != 3:
+        return lambda proc_id: encode_new_proc(proc_id, global_job_id(proc_id))
+    first, middle, last = parts
+    return lambda proc_id: f"{first}{proc_id}{middle}{proc_id}{last}"
+
+
 def encode_entries(entries: Entries) -> str:
     """The stored text of already-decoded entries."""
     pairs = [[name, None if node is None else unparse_expr(node)] for name, node in entries.values()]
