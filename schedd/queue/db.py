@@ -272,6 +272,12 @@ class QueueDatabase:
         self.db.execute("UPDATE jobs SET status = ?, owner = ?, attrs = ?, submitter = ? "
                         "WHERE cluster_id = ? AND proc_id = ?", [status, owner, attrs_text, submitter, cluster_id, proc_id])
 
+    def set_jobs(self, rows: list[tuple[int, str | None, str, str | None, int, int]]) -> None:
+        """:meth:`set_job` for many procs in one statement: rows of ``(status, owner,
+        attrs, submitter, cluster_id, proc_id)``."""
+        self.db.conn.executemany("UPDATE jobs SET status = ?, owner = ?, attrs = ?, submitter = ? "
+                                 "WHERE cluster_id = ? AND proc_id = ?", rows)
+
     def delete_job(self, cluster_id: int, proc_id: int) -> bool:
         """Drop one proc, and its cluster once no proc is left and no factory will make
         another; returns whether the cluster went too."""

@@ -474,9 +474,11 @@ class JobQueue(JobSelecting):
                 texts[key] = [name, text]
         return cluster, proc, texts
 
-    def _store(self, row: JobRow, cluster: Entries, proc: Entries, text: str | None = None) -> str:
+    def _store(self, row: JobRow, cluster: Entries, proc: Entries, text: str | None = None,
+               stored: list | None = None) -> str:
         """Write the proc's entries (as ``text`` when given, their stored text) with its
-        status and owner columns; returns its text."""
+        status and owner columns, at once or (with ``stored``) noted there for one
+        statement per batch; returns its text."""
         status = value_in(proc, "jobstatus")
         if status is None:
             status = value_in(cluster, "jobstatus")
@@ -485,7 +487,10 @@ class JobQueue(JobSelecting):
             owner = value_in(cluster, "owner")
         if text is None:
             text = encode_entries(proc)
-        self.db.set_job(row.cluster_id, row.proc_id, status, owner, text, submitter_in(cluster, proc))
+        if stored is None:
+            self.db.set_job(row.cluster_id, row.proc_id, status, owner, text, submitter_in(cluster, proc))
+        else:
+            stored.append((status, owner, text, submitter_in(cluster, proc), row.cluster_id, row.proc_id))
         return text
 
     def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
@@ -523,16 +528,17 @@ class JobQueue(JobSelecting):
             leaving.clear()
 
     def _apply(self, row: JobRow, transition: Transition, now: int, leaving: list | None = None,
-               proc: Entries | None = None, values: ChangeTexts | None = None) -> bool:
+               proc: Entries | None = None, values: ChangeTexts | None = None, stored: list | None = None) -> bool:
         """Write one transition; move the job to history when it may leave (noted in
         ``leaving`` when given, see :meth:`_leave`). ``proc``: the row's decoded
-        entries when already decoded; ``values``: the batch's printed values.
+        entries when already decoded; ``values``: the batch's printed values;
+        ``stored``: where to note the job's new row for one write per batch.
         Returns whether it left."""
         cluster, proc, texts = self._changed(row, transition.changes, proc, values)
         if not _stays(cluster, proc, self._cluster(row.cluster_id)[1]):
             self._leave(row, texts.values(), now, leaving)
             return True
-        self._store(row, cluster, proc, encode_texts(texts.values()))
+        self._store(row, cluster, proc, encode_texts(texts.values()), stored)
         return False
 
     def act(self, action: JobAction, selection: JobSelection, reason: str | None = None,
@@ -596,7 +602,7 @@ class JobQueue(JobSelecting):
                 actor: str | None, named: "set | frozenset") -> ActResult:
         """Apply ``make`` to the selected jobs (inside the caller's transaction); a job
         in ``named`` in the wrong state raises, any other is skipped."""
-        transitions, skipped, left, leaving = [], [], [], []
+        transitions, skipped, left, leaving, stored = [], [], [], [], []
         now = now_from(self.clock)
         values = ChangeTexts()
         for row, ad, proc in selected:
@@ -609,8 +615,9 @@ class JobQueue(JobSelecting):
                 skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
                 continue
             transitions.append(transition)
-            if self._apply(row, transition, now, leaving, proc, values):
+            if self._apply(row, transition, now, leaving, proc, values, stored):
                 left.append(transition.job_id)
+        self.db.set_jobs(stored)
         self._flush_leaving(leaving)
         return ActResult(tuple(transitions), tuple(skipped), tuple(left))
 

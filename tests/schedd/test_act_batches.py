@@ -76,3 +76,11 @@ def test_a_cluster_and_its_jobs_named_together_are_acted_on_once(queue):
     queue.submit_cluster(cluster_ad("alice"), proc_ads(3))
     results = _all(queue, JobAction.Hold, ["1.1", "1"])
     assert sorted(str(t.job_id) for result in results for t in result.transitions) == ["1.0", "1.1", "1.2"]
+
+
+def test_a_batch_of_holds_writes_each_rows_status_column(queue):
+    """Jobs held in batches (one UPDATE per batch) have Held in their status column, the rest Idle."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(5))
+    _all(queue, JobAction.Hold, "ProcId != 2")
+    statuses = {(row.cluster_id, row.proc_id): row.status for row in queue.db.find_jobs()}
+    assert statuses == {(1, 0): 5, (1, 1): 5, (1, 2): 1, (1, 3): 5, (1, 4): 5}
