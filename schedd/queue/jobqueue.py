@@ -40,6 +40,7 @@ from schedd.queue.stored import (
     decode_entries,
     derive,
     encode_ad,
+    encode_cluster_ad,
     encode_entries,
     encode_texts,
     entry_texts,
@@ -154,7 +155,7 @@ class JobQueue(JobSelecting):
         with self.db.atomic():
             cluster_id = self.db.allocate_cluster_id()
             common["ClusterId"] = cluster_id
-            common_text = encode_ad(common)
+            common_text = encode_cluster_ad(common)
             self.db.insert_cluster(cluster_id, common_text)
             self.db.insert_jobs(self._proc_rows(cluster_id, procs, common, common_text=common_text))
         return cluster_id

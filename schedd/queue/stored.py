@@ -32,6 +32,29 @@ def encode_ad(ad: ClassAd, removed: tuple[str, ...] = ()) -> str:
     return _ENCODE(pairs)
 
 
+#: Texts of the expressions of recently stored cluster ads, by node identity, each beside
+#: its node (kept alive, so its id is not reused): a description submitted again shares
+#: its expanded nodes (:mod:`schedd.intake_cache`), and its cluster ad is written without
+#: unparsing them again. Expression nodes are frozen, so a node's text never changes.
+_CLUSTER_TEXTS: dict[int, tuple[object, str]] = {}
+#: Forget every remembered text when this many are held.
+MAX_CLUSTER_TEXTS = 4096
+
+
+def encode_cluster_ad(ad: ClassAd) -> str:
+    """:func:`encode_ad` of a cluster ad, each expression unparsed once while remembered."""
+    pairs = []
+    for name in ad:
+        node = ad.expression(name)
+        known = _CLUSTER_TEXTS.get(id(node))
+        if known is None or known[0] is not node:
+            if len(_CLUSTER_TEXTS) >= MAX_CLUSTER_TEXTS:
+                _CLUSTER_TEXTS.clear()
+            known = _CLUSTER_TEXTS[id(node)] = (node, unparse_expr(node))
+        pairs.append([name, known[1]])
+    return _ENCODE(pairs)
+
+
 def encode_new_proc(proc_id: int, global_job_id: str) -> str:
     """The stored text of a new proc with no differences of its own but the two the
     schedd sets: what :func:`encode_ad` makes of an ad holding just ProcId and

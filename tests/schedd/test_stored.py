@@ -15,3 +15,17 @@ def test_the_cluster_encoder_writes_each_proc_as_encode_new_proc_does(schedd_nam
     encode = new_proc_encoder(schedd_name, 42, qdate)
     for proc_id in (0, 1, 9, 10, 12345, _MARK_PROC, 10**12):
         assert encode(proc_id) == encode_new_proc(proc_id, f"{schedd_name}#42.{proc_id}#{qdate}")
+
+
+def test_a_cluster_ad_is_written_as_encode_ad_writes_it_first_and_remembered(monkeypatch):
+    """Same text from fresh and remembered nodes, after a change, and once the memory is cleared."""
+    from classad import ClassAd
+    from schedd.queue import stored
+
+    monkeypatch.setattr(stored, "MAX_CLUSTER_TEXTS", 3)
+    ad = ClassAd('[ Cmd = "/bin/sleep"; Args = "60"; RequestMemory = 64; Requirements = TARGET.Memory > 8 ]')
+    for _ in range(3):
+        assert stored.encode_cluster_ad(ad) == stored.encode_ad(ad)
+    ad["Args"] = "61"
+    assert stored.encode_cluster_ad(ad) == stored.encode_ad(ad)
+    assert len(stored._CLUSTER_TEXTS) <= 3
