@@ -25,6 +25,9 @@ from schedd.submit import macros
 MAX_KEPT = 64
 #: Larger clusters are expanded each time (their expansion is kept out of memory).
 MAX_KEPT_PROCS = 64
+#: Longer descriptions (text, environment and file sizes) are expanded each time, so
+#: what is kept stays under about MAX_KEPT times this many characters.
+MAX_KEPT_CHARS = 65536
 #: The probe's date is this far from the real one: another year, month, day and second.
 _PROBE_SECONDS = 400 * 86400 + 32 * 86400 + 86400 + 1
 #: The probe's cluster id is this far from the real one.
@@ -58,7 +61,7 @@ class ExpansionCache:
                 self._seen[key] = fresh
             return fresh
         fresh = expand(cluster_id, now)
-        if len(fresh.proc_ads) <= MAX_KEPT_PROCS:
+        if len(fresh.proc_ads) <= MAX_KEPT_PROCS and _chars(key) <= MAX_KEPT_CHARS:
             self._seen[key] = None
             if len(self._seen) > self._kept:
                 self._seen.popitem(last=False)
@@ -69,6 +72,13 @@ def description_key(text: str, owner: str, iwd: str, environ: Mapping[str, str],
                     file_sizes: Mapping[str, int]) -> tuple:
     """What, besides cluster id, time and chance, a description's expansion depends on."""
     return (text, owner, iwd, tuple(sorted(environ.items())), tuple(sorted(file_sizes.items())))
+
+
+def _chars(key: tuple) -> int:
+    """About how many characters a key holds."""
+    text, owner, iwd, environ, file_sizes = key
+    return (len(text) + len(owner) + len(iwd) + sum(len(k) + len(v) for k, v in environ)
+            + sum(len(path) + 20 for path, _ in file_sizes))
 
 
 def _probed(cluster_id: int, now: int, expand: Expand) -> tuple[ClusterToStore, bool]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from schedd.intake import expand_description
-from schedd.intake_cache import MAX_KEPT_PROCS, ExpansionCache, description_key
+from schedd.intake_cache import MAX_KEPT_CHARS, MAX_KEPT_PROCS, ExpansionCache, description_key
 from tests.schedd.test_service import call, schedd, submit  # noqa: F401 (fixtures)
 
 PLAIN = "executable = /bin/sleep\narguments = 60\nrequest_memory = 64M\nqueue 1\n"
@@ -49,6 +49,15 @@ def test_a_description_depending_on_cluster_date_or_chance_is_always_expanded(li
 def test_big_clusters_are_not_kept():
     """A cluster of more than MAX_KEPT_PROCS procs is expanded every time."""
     text = f"executable = /bin/sleep\nqueue {MAX_KEPT_PROCS + 1}\n"
+    cache, calls = ExpansionCache(), []
+    for cluster in range(1, 4):
+        cache.expansion(_key(text), cluster, 1796212800, _counted(text, calls))
+    assert len(calls) == 3
+
+
+def test_long_descriptions_are_not_kept():
+    """A description (with its environment) longer than MAX_KEPT_CHARS is expanded every time."""
+    text = f"executable = /bin/sleep\narguments = {'x' * MAX_KEPT_CHARS}\nqueue 1\n"
     cache, calls = ExpansionCache(), []
     for cluster in range(1, 4):
         cache.expansion(_key(text), cluster, 1796212800, _counted(text, calls))
