@@ -20,8 +20,9 @@ printed beside the longest lateness seen and the longest garbage collection.
 Last, the reactor's side of reading the collector: the feature run's slot ads are
 served as the collector streams them (NDJSON over HTTP, from a server in another
 process) and read by the negotiator's own client on a real Twisted reactor, once
-decoded in one piece (``AsyncClient.call``) and once ad by ad as the cycle reads them
-(:func:`negotiator.driver.query_collector`), while a probe on the reactor wakes every
+decoded in one piece (``AsyncClient.call``), once ad by ad (:func:`negotiator.driver.query_collector`)
+and once kept as bytes for the cycle's worker to decode, as the cycle reads slot ads
+(:func:`negotiator.driver.collector_chunks`), while a probe on the reactor wakes every
 2 ms; the longest lateness of each is printed beside the probe's lateness on an idle
 reactor measured just before.
 
@@ -53,7 +54,7 @@ from negotiator.accountant import Accountant
 from negotiator.concurrency import ConcurrencySettings
 from negotiator.cycle import CycleSettings, Submitter, negotiate
 from negotiator.db import AccountantDatabase
-from negotiator.driver import query_collector, with_heap_frozen
+from negotiator.driver import collector_chunks, query_collector, with_heap_frozen
 from negotiator.matchmaking import SlotPool
 from schedd.autocluster import build_autoclusters, resource_requests, significant_attributes
 
@@ -328,15 +329,19 @@ async def _probe_reads(reactor, port: int) -> list[tuple[str, float, int, float]
     reads = (("decoded in one piece (AsyncClient.call)",
               lambda: client.call(collector_routes.QUERY, body, ad_type="Machine")),
              ("decoded ad by ad as it arrives (query_collector)",
-              lambda: Deferred.fromCoroutine(query_collector(client, body, "Machine"))))
+              lambda: Deferred.fromCoroutine(query_collector(client, body, "Machine"))),
+             ("kept as bytes, decoded off the reactor (collector_chunks, as the cycle reads slots)",
+              lambda: Deferred.fromCoroutine(collector_chunks(client, body, "Machine"))))
     for label, read in reads:
         gc.collect()
         probe.start()
         start = time.perf_counter()
-        ads = await read()
+        answer = await read()
         seconds = time.perf_counter() - start
         await pause(0.02)  # the probe's next wake-up sees a stall that ended the read
-        out.append((label, probe.stop(), len(ads), seconds))
+        count = sum(chunk.count(b"\n") for chunk in answer) if answer and type(answer[0]) is bytes else len(answer)
+        out.append((label, probe.stop(), count, seconds))
+        del answer
     return out
 
 

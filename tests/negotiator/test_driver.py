@@ -11,7 +11,7 @@ from daemoncore.security import issue_token
 from daemoncore.wire.errors import Unreachable
 from negotiator.accountant import Accountant
 from negotiator.db import AccountantDatabase
-from negotiator.driver import CycleDriver
+from negotiator.driver import CycleDriver, decode_chunks
 from negotiator.settings import NegotiatorSettings
 from tests.negotiator.in_memory_pool import COLLECTOR, KEY, InMemoryPool, slot, submitter_ad
 
@@ -349,31 +349,39 @@ def test_the_heap_is_frozen_only_while_the_cycle_runs():
     assert gc.get_freeze_count() == 0
 
 
-class _StreamOnlyCollector:
-    """The collector's client as the cycle may use it: queries only as streams, each
-    ad handed over on its own (a call for the whole answer at once fails)."""
+class _PiecemealCollector:
+    """The collector's client as the cycle may use it: answers read as they arrive
+    (a stream, or the raw response), never ``call``, which decodes all in one piece."""
 
     def __init__(self, client) -> None:
         self.client = client
-        self.streamed = 0
+        self.read = 0
 
     def stream(self, route, on_item, *args, **kwargs):
-        self.streamed += 1
+        self.read += 1
         return self.client.stream(route, on_item, *args, **kwargs)
 
+    def send(self, *args, **kwargs):
+        self.read += 1
+        return self.client.send(*args, **kwargs)
+
+    @property
+    def address(self):
+        return self.client.address
+
     def call(self, *_args, **_kwargs):
-        return fail(AssertionError("the collector's answer was read in one piece"))
+        return fail(AssertionError("the collector's answer was decoded in one piece"))
 
 
-def test_the_cycle_reads_the_collector_s_answers_ad_by_ad(pool, accountant, clock):
-    """The cycle reads slots, private ads and submitters from the collector as streams,
-    so a large answer is decoded as it arrives, never in one piece on the reactor."""
+def test_the_cycle_reads_the_collector_s_answers_as_they_arrive(pool, accountant, clock):
+    """The cycle reads slots, private ads and submitters from the collector as they
+    arrive, so a large answer is never decoded in one piece on the reactor."""
     schedd = pool.add_schedd(SCHEDD)
     schedd.add_requests("alice@pool", "alice", 2)
     pool.advertise("Submitter", submitter_ad("alice@pool", SCHEDD))
     pool.add_slot("slot1@x")
     pool.add_slot("slot2@x")
-    collector = _StreamOnlyCollector(pool.connect(COLLECTOR))
+    collector = _PiecemealCollector(pool.connect(COLLECTOR))
 
     def connect(address):
         return collector if address == COLLECTOR else pool.connect(address)
@@ -382,4 +390,11 @@ def test_the_cycle_reads_the_collector_s_answers_ad_by_ad(pool, accountant, cloc
     report = pool.wait(CycleDriver(settings, accountant, clock, connect, lambda: COLLECTOR).run_cycle())
     assert report.problems == ()
     assert len(schedd.matched()) == 2
-    assert collector.streamed == 3
+    assert collector.read == 3
+
+
+def test_decode_chunks_joins_ads_split_across_chunks():
+    """An NDJSON answer cut anywhere into chunks decodes to the same ads."""
+    body = b'{"Name": "slot1@x", "Cpus": 4}\n{"Name": "slot2@x"}\n'
+    for cut in range(len(body) + 1):
+        assert decode_chunks([body[:cut], body[cut:]]) == [{"Name": "slot1@x", "Cpus": 4}, {"Name": "slot2@x"}]
