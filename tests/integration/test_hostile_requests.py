@@ -23,6 +23,7 @@ from daemoncore.wire import collector_routes, daemon_routes, negotiator_routes, 
 from daemoncore.wire.in_memory import encode_request, parse_response
 from daemoncore.wire.route import Route
 from tests.integration.conftest import roost
+from transfer.inline import INLINE_BYTES
 
 #: What the probes may not see: an internal error, or any other 5xx but "not ready".
 FORBIDDEN_STATUS = {500, 501, 502, 504}
@@ -208,17 +209,19 @@ def test_ping_answers_within_200_ms_while_a_read_user_runs_a_hostile_query(crowd
 
 def test_transfer_key_never_reaches_the_schedd_log(pool, tmp_path):
     """A job with input and output files runs; its transfer calls are in ScheddLog's
-    access lines, but without a query string, and no log names the transfer key."""
+    access lines, but without a query string, and no log names the transfer key. The
+    input is larger than what travels inside ACTIVATE, so the starter fetches it."""
+    payload = "p" * (INLINE_BYTES + 1) + "\n"
     (tmp_path / "job.sh").write_text("#!/bin/sh\ncat in.txt > out.txt\n")
     (tmp_path / "job.sh").chmod(0o755)
-    (tmp_path / "in.txt").write_text("payload\n")
+    (tmp_path / "in.txt").write_text(payload)
     (tmp_path / "job.sub").write_text(
         f"executable = {tmp_path / 'job.sh'}\ninitialdir = {tmp_path}\ntransfer_input_files = in.txt\n"
         "transfer_output_files = out.txt\nshould_transfer_files = YES\nlog = job.log\nrequest_memory = 16M\nqueue\n")
     done = roost(pool["env"], "submit", str(tmp_path / "job.sub"))
     cluster = int(done.stdout.strip().rsplit(" ", 1)[1].rstrip("."))
     roost(pool["env"], "wait", "-wait", "60", str(tmp_path / "job.log"), timeout=90)
-    assert (tmp_path / "out.txt").read_text() == "payload\n"
+    assert (tmp_path / "out.txt").read_text() == payload
     schedd_log = (pool["dir"] / "log" / "ScheddLog").read_text()
     transfer_lines = [line for line in schedd_log.splitlines() if f"/v1/jobs/{cluster}.0/" in line]
     assert any("/input HTTP/1.1" in line for line in transfer_lines)

@@ -99,7 +99,7 @@ def test_negotiator_matches_a_schedds_jobs_and_reports_priorities(pool, capsys):
     assert sorted((m["slot_name"], m["claim_id"]) for m in matched) == [("slot1@a", "cap-a"), ("slot1@b", "cap-b")]
     assert all(m["request_id"] == "alice@pool#1" for m in matched)
 
-    negotiator = Negotiator(pool["collector"])
+    negotiator = located_negotiator(pool["collector"])
     bob = wait_for(lambda: [ad for ad in negotiator.getPriorities() if ad["Name"] == "bob@pool"],
                    what="bob's usage being charged")[0]
     assert bob["ResourcesUsed"] == 4 and bob["PriorityFactor"] == 1000
@@ -120,9 +120,20 @@ def test_negotiator_matches_a_schedds_jobs_and_reports_priorities(pool, capsys):
     assert "carol@pool" in capsys.readouterr().out
 
 
+def located_negotiator(collector: str) -> Negotiator:
+    """The negotiator once its ad is in the collector: it writes its address file before
+    its first update reaches the collector."""
+    def locate():
+        try:
+            return Negotiator(collector)
+        except ValueError:
+            return None
+    return wait_for(locate, what="the negotiator's ad in the collector")
+
+
 def test_reschedule_and_clean_shutdown_keep_the_accountant(pool):
     """RESCHEDULE answers a DAEMON caller; SIGTERM stops the negotiator cleanly with its SQLite in SPOOL."""
-    negotiator = Negotiator(pool["collector"])
+    negotiator = located_negotiator(pool["collector"])
     client = BlockingClient(negotiator.address, token=issue_token(pool["key"], "schedd@pool", ["DAEMON"]), timeout=10)
     assert client.call(negotiator_routes.RESCHEDULE, {})["started"] is True
     negotiator.setFactor("dave@pool", 7)
