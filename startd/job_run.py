@@ -268,12 +268,22 @@ class JobRun:
         ended.addBoth(note)
         return await settled
 
-    async def _flush_execute(self) -> None:
+    async def _flush_execute(self, runs_on: bool = False) -> None:
         """Send the execute report held back for a job that ended early, before any
-        report or transfer of that run other than its exit (which carries it)."""
-        if self._execute_pending:
-            self._execute_pending = False
-            await self._report("execute", self.execute_attrs)
+        report or transfer of that run other than its exit (which carries it). When the
+        job ``runs_on`` (restarted in place after a checkpoint), the answer is taken as
+        an at-once report's is: refused, the run is killed; taken, usage reports start
+        (they keep the shadow's lease alive)."""
+        if not self._execute_pending:
+            return
+        self._execute_pending = False
+        taken = await self._report("execute", self.execute_attrs)
+        if not runs_on:
+            return
+        if not taken:
+            self.kill("the schedd did not take the execute report")
+        elif self._usage_loop is None:
+            self._start_usage_loop()
 
     def _start(self, job: classad.ClassAd) -> Deferred:
         """Start the job in the sandbox; fires with its :class:`JobOutcome`.
@@ -311,7 +321,7 @@ class JobRun:
         job's start to that exit), as VanillaProc::notifySuccessfulPeriodicCheckpoint
         does. A checkpoint that cannot be sent is logged and skipped: the job restarts
         anyway and sends the next one."""
-        await self._flush_execute()
+        await self._flush_execute(runs_on=True)
         try:
             with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY_BYTES, dir=self.settings.execute_dir,
                                                prefix=".checkpoint-") as spool:

@@ -3,6 +3,7 @@
 that ends within the execute report's delay has its start told inside its exit report."""
 
 import os
+from types import SimpleNamespace
 
 from twisted.internet import defer, task
 
@@ -140,3 +141,38 @@ def test_without_a_delay_the_execute_report_goes_at_once(tmp_path):
     assert [event for event, _ in link.reports] == ["execute"]
     end()
     assert [event for event, _ in link.reports] == ["execute", "exit"]
+
+
+class CheckpointLink(OutputLink):
+    """A link that also records checkpoints sent."""
+
+    def send_checkpoint(self, tar):
+        self.reports.append(("checkpoint-files", {}))
+        return defer.succeed(None)
+
+
+def test_a_short_first_segment_reports_its_start_before_its_checkpoint_and_then_usage(tmp_path):
+    """A self-checkpointing job whose first segment ends within the delay: the execute
+    report goes before the checkpoint, and the segment restarted in place reports its
+    usage (which keeps the shadow's lease alive) as an at-once start would."""
+    job = _job(tmp_path, Cmd="/bin/true", WantFTOnCheckpoint=True, SuccessCheckpointExitCode=85)
+    execute = tmp_path / "execute"
+    execute.mkdir()
+    clock, link = task.Clock(), CheckpointLink()
+    segments = [defer.Deferred(), defer.Deferred()]
+    run = JobRun(clock, link, "1.0", job, classad.ClassAd({"Name": "slot1_1@host"}),
+                 RunSettings(execute_dir=str(execute), execute_report_delay=0.05, usage_interval=10),
+                 run_blocking=defer.maybeDeferred, execute_attrs={"RemoteHost": "slot1_1@host"},
+                 inline_input=b"".join(send_input(job).stream))
+
+    def start(_job):
+        run.starter = SimpleNamespace(usage=Usage(), pid=4321, kill=lambda: None, vacate=lambda: None)
+        return segments[len([s for s in segments if s.called])]
+    run._start = start
+    run.run()
+    segments[0].callback(JobOutcome(85, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null"))
+    assert [event for event, _ in link.reports] == ["execute", "checkpoint-files", "checkpoint"]
+    clock.advance(10)
+    assert [event for event, _ in link.reports][-1] == "usage"
+    segments[1].callback(JobOutcome(0, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null"))
+    assert [event for event, _ in link.reports][-1] == "exit"
