@@ -31,7 +31,8 @@ from web.views import PAGES, NoSuchJob, View, job_view
 _log = Logger()
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
-STATIC_FILES = {"refresh.js": b"text/javascript; charset=utf-8", "style.css": b"text/css; charset=utf-8"}
+STATIC_FILES = {"refresh.js": b"text/javascript; charset=utf-8", "style.css": b"text/css; charset=utf-8",
+                "roost.svg": b"image/svg+xml"}
 HTML = b"text/html; charset=utf-8"
 METRICS_TYPE = CONTENT_TYPE_LATEST.encode("ascii")
 JSON = b"application/json"
@@ -93,6 +94,8 @@ class WebSite(Resource):
             return self._bytes(request, 200, JSON, json.dumps({"daemon": "WEB", "pid": os.getpid()}).encode())
         if path.startswith("/static/"):
             return self._static(request, path[len("/static/"):], method)
+        if path == "/favicon.ico":  # asked for by browsers whatever the page's <link rel="icon"> says
+            return self._static(request, "roost.svg", method)
         if path == "/login":
             return self._login(request, method)
         if path == "/metrics" and method == "GET" and self._metrics is not None:

@@ -32,12 +32,15 @@ def chromium_executable() -> str | None:
 @attrs.define
 class PageWatch:
     """What a page did that a person would not see in its tables: the dialogs it
-    opened (dismissed at once), its console errors and its uncaught script errors."""
+    opened (dismissed at once), its console errors, its uncaught script errors, its
+    main-frame navigations and the requests answered with an error (with their URLs,
+    which the console's "Failed to load resource" leaves out)."""
 
     dialogs: list[str] = attrs.Factory(list)
     console_errors: list[str] = attrs.Factory(list)
     script_errors: list[str] = attrs.Factory(list)
     navigations: list[str] = attrs.Factory(list)
+    failed_responses: list[str] = attrs.Factory(list)
 
     def attach(self, page) -> None:
         """Start recording ``page``'s events."""
@@ -45,6 +48,8 @@ class PageWatch:
         page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
         page.on("pageerror", lambda error: self.script_errors.append(str(error)))
         page.on("framenavigated", lambda frame: frame == page.main_frame and self.navigations.append(frame.url))
+        page.on("response", lambda response: response.status >= 400
+                and self.failed_responses.append(f"HTTP {response.status} for {response.url}"))
 
     def _dialog(self, dialog) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")

@@ -61,7 +61,7 @@ def test_markup_in_a_batch_name_shows_as_text_and_runs_nothing(gpu_pool, page, n
         assert page.locator('img[src="x"]').count() == 0
         assert page.evaluate("[...document.scripts].filter(s => s.textContent.includes('alert')).length") == 0
         assert page.watch.dialogs == []
-        assert page.watch.console_errors == [] and page.watch.script_errors == []
+        assert page.watch.console_errors == [] and page.watch.script_errors == [] and page.watch.failed_responses == []
         save_screenshot(page, f"job-markup-{HOSTILE_NAMES.index(name)}")
     finally:
         remove(gpu_pool, cluster)

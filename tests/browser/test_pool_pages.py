@@ -63,7 +63,7 @@ def test_the_pool_page_counts_slots_while_jobs_run_and_again_after_without_a_rel
         page_shows(page, lambda shown: shown.get("Claimed", 0) == 0)
         assert page.evaluate("window.roostSamePage") is True, "the page was reloaded to show the new counts"
         assert len(page.watch.navigations) == visits
-        assert not page.watch.console_errors and not page.watch.script_errors
+        assert not page.watch.console_errors and not page.watch.script_errors and not page.watch.failed_responses
     finally:
         gate.open()
         remove(gpu_pool, cluster)

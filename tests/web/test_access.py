@@ -117,6 +117,15 @@ def test_the_site_is_read_only_and_names_its_pages():
     assert answer(site(), request("/static/../site.py"))[0] == 404
 
 
+def test_the_sites_icon_is_served_without_a_token_where_browsers_ask_for_it():
+    """Browsers fetch /favicon.ico whatever a page links; a 404 there is a console error on every page."""
+    for path in ("/favicon.ico", "/static/roost.svg"):
+        req = request(path)
+        status, body = answer(site(), req)
+        assert status == 200 and body.startswith(b"<svg")
+        assert req.responseHeaders.getRawHeaders(b"content-type") == [b"image/svg+xml"]
+
+
 def metrics_site(require_authentication=True):
     return WebSite(SiteSettings("127.0.0.1:1", loopback_allowed=True, tls=False,
                                 metrics_require_authentication=require_authentication), None,
