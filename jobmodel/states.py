@@ -73,9 +73,9 @@ def now_from(clock: ClockLike) -> int:
     return int(seconds)
 
 
-@attrs.frozen
+@attrs.frozen(order=True)
 class JobId:
-    """A job's ``ClusterId.ProcId``."""
+    """A job's ``ClusterId.ProcId``, ordered as the queue lists jobs (cluster, then proc)."""
 
     cluster: int
     proc: int

@@ -75,6 +75,20 @@ def test_condor_rm_removes_the_sandbox_soon_after_and_keeps_the_others(queue, cl
     assert not clock.getDelayedCalls()
 
 
+def test_several_procs_leaving_together_lose_their_sandboxes_in_one_pass(queue, clock, tmp_path):
+    """condor_rm of a whole cluster of three: the three job ids noted together are looked
+    at in one pass and every sandbox goes with the cluster directory."""
+    spool = tmp_path / "spool"
+    jobs = submit(queue, 3)
+    for job in jobs:
+        sandbox(spool, job)
+    cleanup = cleanup_for(queue, spool, clock)
+    cleanup.note(queue.act(JobAction.Remove, JobSelection(ids=tuple(jobs))).transitions)
+    clock.advance(SOON)
+    assert not (spool / str(jobs[0].cluster)).exists()
+    assert not clock.getDelayedCalls()
+
+
 def test_the_last_proc_leaving_takes_the_cluster_directory(queue, clock, tmp_path):
     """When the whole cluster left, its emptied cluster directory goes too."""
     spool = tmp_path / "spool"
