@@ -42,9 +42,19 @@ def job_states(pool: dict, cluster: str) -> list[int]:
 
 
 def wait_running(pool: dict, cluster: str, count: int, seconds: float = 90) -> None:
-    """Wait until ``count`` jobs of ``cluster`` run."""
-    wait_for(lambda: job_states(pool, cluster).count(2) == count, seconds, f"{count} jobs of cluster {cluster} running",
-             step=0.5)
+    """Wait until ``count`` jobs of ``cluster`` run; on a timeout, say what the pool made of them."""
+    try:
+        wait_for(lambda: job_states(pool, cluster).count(2) == count, seconds,
+                 f"{count} jobs of cluster {cluster} running", step=0.5)
+    except AssertionError as exc:
+        analysis = roost(pool["env"], "q", "-better-analyze", cluster, check=False)
+        slots = roost(pool["env"], "status", "-af", "Name", "State", "Cpus", "GPUs", "ClaimRequestsRefused",
+                      check=False)
+        log = pool["dir"] / "log" / "NegotiatorLog"
+        refusals = [line for line in (log.read_text(errors="replace").splitlines() if log.exists() else [])
+                    if "refused" in line][-10:]
+        raise AssertionError(f"{exc}\n-better-analyze:\n{analysis.stdout}{analysis.stderr}\n"
+                             f"slots:\n{slots.stdout}\nthe negotiator's refusals:\n" + "\n".join(refusals)) from None
 
 
 def remove(pool: dict, cluster: str) -> None:
