@@ -211,7 +211,9 @@ class ApiResource(Resource):
                 request.finish()
 
         def broken(failure: Failure):
-            if gone:
+            # TaskStopped: the transport stopped the producer, its client gone (a TCP
+            # transport does so before the request hears of the loss) or the daemon stopping
+            if gone or failure.check(task.TaskStopped):
                 return
             _log.failure("stream of {path} broke off", failure, path=request.path)
             request.unregisterProducer()

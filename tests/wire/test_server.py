@@ -143,8 +143,11 @@ def test_garbage_bytes_get_400_and_the_site_keeps_serving(toy_site, clock):
     assert response.status == 400 and response.json()["error"] == "bad_request"
 
 
-def test_client_gone_mid_stream_stops_the_stream(toy_site, clock):
-    """A client that disconnects during a long stream stops it without errors or leftovers."""
+@pytest.mark.parametrize("transport_stops_producer_first", [False, True], ids=["request-first", "transport-first"])
+def test_client_gone_mid_stream_stops_the_stream(toy_site, clock, transport_stops_producer_first):
+    """A client that disconnects during a long stream stops it without errors or leftovers,
+    also when the transport stops the stream's producer before the request hears of the
+    loss (as a TCP transport does)."""
     import gc
 
     from twisted.internet.address import IPv4Address
@@ -161,6 +164,9 @@ def test_client_gone_mid_stream_stops_the_stream(toy_site, clock):
         transport = StringTransport()
         protocol.makeConnection(transport)
         protocol.dataReceived(encode_request("GET", "/v1/count?upto=1000000", token=token("a@p", "READ")))
+        if transport_stops_producer_first:
+            transport.producer.stopProducing()
+            clock.advance(0)
         protocol.connectionLost(Failure(ConnectionLost()))
         clock.advance(0)
         gc.collect()
