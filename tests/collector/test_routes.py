@@ -194,3 +194,50 @@ def test_a_repeated_query_answers_each_update_and_expiry(call, clock):
     assert [ad["Name"] for ad in call("/v1/ads/Machine/query", query, token=READ).lines()] == ["s2@a", "s3@a"]
     clock.advance(6)
     assert [ad["Name"] for ad in call("/v1/ads/Machine/query", query, token=READ).lines()] == ["s2@a"]
+
+
+def test_a_large_update_is_stored_whole_over_several_turns(call, store, clock):
+    """1,201 ads (more than one turn's worth) are all stored, and the answer counts them."""
+    from collector.routes import ADS_PER_TURN
+
+    names = [f"slot{n}@big" for n in range(2 * ADS_PER_TURN + 201)]
+    response = call("/v1/ads/Machine", {"ads": slots(*names, Cpus=1)})
+    assert (response.status, response.json()) == (200, {"updated": len(names)})
+    assert len(call("/v1/ads/Machine/query", {"projection": ["Name"]}, token=READ).lines()) == len(names)
+
+
+def test_a_bad_ad_late_in_a_large_update_stores_none_of_it(call):
+    """An update checked over several turns still stores nothing when its last ad is bad."""
+    from collector.routes import ADS_PER_TURN
+
+    ads = slots(*(f"slot{n}@big" for n in range(2 * ADS_PER_TURN))) + [{"Cpus": 1}]
+    response = call("/v1/ads/Machine", {"ads": ads})
+    assert response.status == 400
+    assert response.json()["message"].startswith(f"$.ads[{2 * ADS_PER_TURN}]: ad has no Name")
+    assert call("/v1/ads/Machine/query", token=READ).lines() == []
+
+
+def test_queries_are_answered_between_the_slices_of_a_large_update():
+    """While a large update is stored the reactor gets turns between its slices: after
+    each turn the store holds more of its ads, never all of them until the last."""
+    import json
+    from types import SimpleNamespace
+
+    from collector.metrics import CollectorMetrics
+    from collector.routes import ADS_PER_TURN, CollectorRoutes
+    from collector.store import AdStore
+    from tests.support.turns import TurnClock
+
+    clock = TurnClock()
+    store = AdStore(clock)
+    names = [f"slot{n}@big" for n in range(3 * ADS_PER_TURN)]
+    request = SimpleNamespace(params={"ad_type": "Machine"}, identity=None,
+                              json=lambda: json.loads(json.dumps({"ads": slots(*names)})))
+    answered = []
+    CollectorRoutes(store, CollectorMetrics(store)).advertise(request).addCallback(answered.append)
+    held = []
+    while clock.pending:
+        held.append(store.counts(False).get("Machine", 0))
+        clock.turn()
+    assert answered and answered[0].body == {"updated": len(names)}
+    assert [count for count in held if count] == [ADS_PER_TURN, 2 * ADS_PER_TURN, 3 * ADS_PER_TURN]
