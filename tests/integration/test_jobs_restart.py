@@ -75,7 +75,9 @@ def test_a_job_whose_startd_is_killed_completes_on_the_other(two_startds, tmp_pa
     cluster = submitted_cluster(roost(env, "submit", "job.sub"))
     first_pid = wait_for(lambda: read_pid(shared_dir / f"job-{cluster}.pid"), seconds=45)
     schedd = htcondor.Schedd()
-    [running] = schedd.query(f"ClusterId == {cluster}", ["RemoteHost", "JobStatus"])
+    # the job writes its pid as it starts; the startd's execute report, with RemoteHost, may follow it
+    running = wait_for(lambda: [ad for ad in schedd.query(f"ClusterId == {cluster}", ["RemoteHost", "JobStatus"])
+                                if "RemoteHost" in ad], seconds=30, what="the schedd hearing where the job runs")[0]
     first_machine = running["RemoteHost"].rsplit("@", 1)[1]
     victim = "STARTD2" if first_machine == SECOND_MACHINE else "STARTD"
     (shared_dir / f"job-{cluster}.pid").unlink()
