@@ -64,6 +64,7 @@ def parse_arguments(daemon_type: str, argv: list[str] | None) -> argparse.Namesp
 def _stop_when_orphaned(reactor, daemon_type: str) -> None:
     """Stop cleanly when the master that started this daemon dies (the daemon is
     re-parented), so a killed master never leaves daemons behind."""
+    from twisted.internet.error import ReactorNotRunning
     from twisted.internet.task import LoopingCall
 
     master = os.environ.get("ROOST_MASTER_PID", "")
@@ -73,8 +74,12 @@ def _stop_when_orphaned(reactor, daemon_type: str) -> None:
 
     def check() -> None:
         if os.getppid() != parent:
+            loop.stop()
             _log.info("{daemon}: the master (pid {pid}) is gone; shutting down", daemon=daemon_type, pid=parent)
-            reactor.stop()
+            try:
+                reactor.stop()
+            except ReactorNotRunning:  # a signal had already begun the shutdown
+                pass
 
     loop = LoopingCall(check)
     loop.clock = reactor
