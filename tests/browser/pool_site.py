@@ -42,19 +42,32 @@ def job_states(pool: dict, cluster: str) -> list[int]:
 
 
 def wait_running(pool: dict, cluster: str, count: int, seconds: float = 90) -> None:
-    """Wait until ``count`` jobs of ``cluster`` run; on a timeout, say what the pool made of them."""
+    """Wait until ``count`` jobs of ``cluster`` run; on a timeout, say what became of them."""
     try:
         wait_for(lambda: job_states(pool, cluster).count(2) == count, seconds,
                  f"{count} jobs of cluster {cluster} running", step=0.5)
     except AssertionError as exc:
-        analysis = roost(pool["env"], "q", "-better-analyze", cluster, check=False)
-        slots = roost(pool["env"], "status", "-af", "Name", "State", "Cpus", "GPUs", "ClaimRequestsRefused",
-                      check=False)
-        log = pool["dir"] / "log" / "NegotiatorLog"
-        refusals = [line for line in (log.read_text(errors="replace").splitlines() if log.exists() else [])
-                    if "refused" in line][-10:]
-        raise AssertionError(f"{exc}\n-better-analyze:\n{analysis.stdout}{analysis.stderr}\n"
-                             f"slots:\n{slots.stdout}\nthe negotiator's refusals:\n" + "\n".join(refusals)) from None
+        raise AssertionError(f"{exc}\n{what_became_of(pool, cluster)}") from None
+
+
+def what_became_of(pool: dict, cluster: str) -> str:
+    """The jobs of ``cluster`` in the queue (held? why not matched?) and in the history,
+    the -better-analyze text, the slots with their refused-claim counts and the
+    negotiator's last refusal lines: what a person reads to see why a job did not run."""
+    asked = {
+        "in the queue": ("q", cluster, "-af", "ProcId", "JobStatus", "HoldReason", "LastRejMatchReason"),
+        "in the history": ("history", cluster, "-af", "ProcId", "JobStatus", "ExitCode", "RemoveReason"),
+        "-better-analyze": ("q", "-better-analyze", cluster),
+        "slots": ("status", "-af", "Name", "State", "Cpus", "GPUs", "ClaimRequestsRefused"),
+    }
+    parts = []
+    for title, args in asked.items():
+        answer = roost(pool["env"], *args, check=False)
+        parts.append(f"{title}:\n{answer.stdout}{answer.stderr}")
+    log = pool["dir"] / "log" / "NegotiatorLog"
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    parts.append("the negotiator's refusals:\n" + "\n".join([line for line in lines if "refused" in line][-10:]))
+    return "\n".join(parts)
 
 
 def remove(pool: dict, cluster: str) -> None:
