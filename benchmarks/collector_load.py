@@ -7,6 +7,8 @@ and per query, and the longest the collector's reactor stalled: as the collector
 measures it on /metrics (its reactor thread's CPU between two 20 ms ticks, and how late
 a tick ran, which also counts the machine's load), and as seen by a probe process asking
 a one-ad query every 20 ms (its slowest answer, queueing behind other answers included).
+Last, one update of the most ads an update may carry, with the probe's slowest answer
+while the collector stores it.
 
 Run: ``python benchmarks/collector_load.py`` (10,000 ads, 20 s) or
 ``python benchmarks/collector_load.py --ads 100000 --seconds 60`` for the full scale.
@@ -50,6 +52,8 @@ QUERIES = [
 FILL_BATCH = 500
 UPDATE_PERIOD = 300.0
 PROBE_INTERVAL = 0.02
+#: The body of the largest update sent: under the collector's default MAX_REQUEST_BYTES (16 MiB).
+LARGEST_BODY = 15 * 1024 * 1024
 
 
 def machine_ad(n: int, sequence: int = 1) -> dict:
@@ -279,10 +283,39 @@ def run(args) -> None:
             stall["reactor"] = (reactor_before, reactor_figures(address, reader))
             wall = time.perf_counter() - wall_before
             held, _ = raw_query(address, reader, "Machine", {"constraint": "true", "projection": ["Name"]})
+            largest = largest_update(address, daemon, reader)
         finally:
             process.terminate()
             process.wait(timeout=20)
     report(args, fill_seconds, quiet, load, updates, stall, cpu, wall, held)
+    report_largest_update(largest)
+
+
+def largest_update(address: str, daemon: str, reader: str) -> dict:
+    """One update of the most ads one may carry (``MAX_ADS_PER_UPDATE``, or fewer to stay
+    under the default MAX_REQUEST_BYTES; re-advertising the first slots) while a probe asks
+    a one-ad query every :data:`PROBE_INTERVAL`: how long the update took and the probe's
+    slowest answer meanwhile, beside the probe's own p50."""
+    ads, size = [], 0
+    for n in range(api.MAX_ADS_PER_UPDATE):
+        ad = machine_ad(n, sequence=2)
+        size += len(json.dumps(ad)) + 2
+        if size > LARGEST_BODY:
+            break
+        ads.append(ad)
+    prober = helper("probe", address, reader, 8.0)
+    time.sleep(2.0)  # the probe's quiet answers first: its p50 is the baseline
+    started = time.perf_counter()
+    BlockingClient(address, token=daemon, timeout=300).call(api.ADVERTISE, {"ads": ads}, ad_type="Startd")
+    seconds = time.perf_counter() - started
+    return {"ads": len(ads), "seconds": seconds, "probe": result_of(prober)}
+
+
+def report_largest_update(largest: dict) -> None:
+    probe = largest["probe"]
+    print(f"  one update of {largest['ads']:,} ads: stored in {largest['seconds']:.2f} s; slowest one-ad probe"
+          f" meanwhile {probe['max_ms']:.1f} ms (of {probe['probes']}; their p50 {probe['p50_ms']:.1f} ms,"
+          f" ratio {probe['max_ms'] / max(probe['p50_ms'], 1e-9):.0f})")
 
 
 def report(args, fill_seconds, quiet, load, updates, stall, cpu, wall, held) -> None:
