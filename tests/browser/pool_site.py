@@ -4,6 +4,7 @@ looked at while they run and again once they end."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
 import tempfile
@@ -90,8 +91,11 @@ class Gate:
         work = pool["home"] / "work"
         work.mkdir(exist_ok=True)
         script = work / "gated.sh"
-        script.write_text(GATED_SCRIPT)
-        script.chmod(0o755)
+        if not script.exists():  # never rewritten: a queued job's executable is read when it starts
+            staged = work / f".gated.sh.{os.getpid()}"
+            staged.write_text(GATED_SCRIPT)
+            staged.chmod(0o755)
+            staged.replace(script)
         return (f"executable = {script}\narguments = {self.path}\nrequest_cpus = 1\nrequest_memory = 32M\n"
                 f"{extra}queue {count}\n")
 
