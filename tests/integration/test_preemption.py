@@ -58,6 +58,15 @@ def submit_bob(pool, shared_dir):
     return time.time()
 
 
+def slot_job_starts(env) -> dict[int, int] | None:
+    """Each running alice proc's JobStart as its slot advertises it (what PREEMPTION_RANK's
+    youngest-first reads; the event log's 001 is written later, by the schedd, in whole
+    seconds of its own), once all 4 are there."""
+    out = roost(env, "status", "-af", "JobProc", "JobStart", "-constraint", "JobStart isnt undefined").stdout
+    starts = {int(row.split()[0]): int(row.split()[1]) for row in out.splitlines() if len(row.split()) == 2}
+    return starts if len(starts) == 4 else None
+
+
 def slot_activities(env) -> dict[str, str]:
     out = roost(env, "status", "-af", "Name", "State", "Activity").stdout.split("\n")
     return {line.split()[0]: " ".join(line.split()[1:]) for line in out if line.strip()}
@@ -69,12 +78,13 @@ def test_better_priority_preempts_the_youngest_jobs_which_run_again_later(tmp_pa
     with shared_pool_users(tmp_path_factory, names, POOL) as pool:
         fill_with_alice(pool, names, shared_dir)
         starts = {e.proc: e.timestamp for e in events(shared_dir / "alice.log", JobEventType.EXECUTE)}
+        job_starts = wait_for(lambda: slot_job_starts(pool["env"]), seconds=30, what="4 claimed slots showing JobStart")
         submitted = submit_bob(pool, shared_dir)
         wait_for(lambda: len(events(shared_dir / "alice.log", JobEventType.JOB_EVICTED)) == 2, seconds=60)
         evicted = events(shared_dir / "alice.log", JobEventType.JOB_EVICTED)
         assert max(e.timestamp for e in evicted) - submitted < 30, "bob's jobs preempted within a few cycles"
         kept = [proc for proc in starts if proc not in {e.proc for e in evicted}]
-        assert min(starts[e.proc] for e in evicted) >= max(starts[proc] for proc in kept), "the youngest go"
+        assert min(job_starts[e.proc] for e in evicted) >= max(job_starts[proc] for proc in kept), "the youngest go"
         wait_for(lambda: len(events(shared_dir / "bob.log", JobEventType.JOB_TERMINATED)) == 2, seconds=60)
         wait_for(lambda: len(events(shared_dir / "alice.log", JobEventType.JOB_TERMINATED)) == 2, seconds=90)
         done = {e.proc for e in events(shared_dir / "alice.log", JobEventType.JOB_TERMINATED)}
