@@ -21,6 +21,7 @@ import os
 import shutil
 import stat
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 
 from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
@@ -43,6 +44,8 @@ LEAVING_STATES = frozenset({int(JobStatus.REMOVED), int(JobStatus.COMPLETED)})
 LEAVING_EVENTS = frozenset({EventType.JOB_ABORTED, EventType.JOB_TERMINATED})
 
 _log = Logger()
+#: Jobs in queue order (cluster, then proc).
+_QUEUE_ORDER = attrgetter("cluster", "proc")
 
 
 def may_leave(transition: Transition) -> bool:
@@ -170,7 +173,9 @@ class SpoolCleanup:
         if self._busy:  # a pass is under way: try again after it
             self._pending = self.clock.callLater(SOON, self._look_at_noted)
             return
-        noted, self._noted = sorted(self._noted), set()
+        # a key, not JobId's own ordering: attrs' generated comparisons made sorting the
+        # ten thousand jobs a large removal notes each second hold the reactor ~300 ms
+        noted, self._noted = sorted(self._noted, key=_QUEUE_ORDER), set()
         self._run(lambda: self.run_blocking(existing, self.spool, noted))
 
     def sweep(self) -> Deferred:
