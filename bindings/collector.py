@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-import classad
 from bindings.enums import AdType, DaemonType
 from bindings.pool import Pool, find_pool, pool_token
-from collector.adtypes import parse_command
 from daemoncore.wire import collector_routes as api
-from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.blocking_client import BlockingClient
+
+if TYPE_CHECKING:  # the ClassAd library loads when an ad is made, not to find a daemon's address
+    import classad
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -42,11 +43,18 @@ class Collector:
             RemoteError: the collector refused the query (a bad constraint is a 400 naming the error).
             Unreachable: the collector does not answer.
         """
+        from daemoncore.wire.adcodec import ad_from_json
+
+        return [ad_from_json(wire, "ad from the collector") for wire in self._wire_query(ad_type, constraint,
+                                                                                         projection, limit)]
+
+    def _wire_query(self, ad_type: AdType | str, constraint: object, projection: Iterable[str] = (),
+                    limit: int | None = None) -> Iterator[dict]:
+        """The matching ads as the collector sends them (HTCondor's JSON form), undecoded."""
         body: dict = {"constraint": constraint_text(constraint), "projection": list(projection)}
         if limit is not None:
             body["limit"] = limit
-        found = self._client.stream(api.QUERY, body, ad_type=_ad_type(ad_type))
-        return [ad_from_json(wire, "ad from the collector") for wire in found]
+        return self._client.stream(api.QUERY, body, ad_type=_ad_type(ad_type))
 
     def locate(self, daemon_type: DaemonType, name: str | None = None) -> classad.ClassAd:
         """The ad of one daemon of ``daemon_type`` (named ``name``, else the first found).
@@ -54,12 +62,28 @@ class Collector:
         Raises:
             ValueError: no such daemon is known to the collector.
         """
-        constraint = f"Name == {classad.quote(name)}" if name else True
-        ads = self.query(_daemon_ad_type(daemon_type), constraint, limit=1)
-        if ads:
-            return ads[0]
+        from daemoncore.wire.adcodec import ad_from_json
+
+        return ad_from_json(self.locate_wire(daemon_type, name), "ad from the collector")
+
+    def locate_wire(self, daemon_type: DaemonType, name: str | None = None) -> dict:
+        """:meth:`locate`'s ad as the collector sends it (HTCondor's JSON form), undecoded:
+        what finding a daemon's address needs, without loading the ClassAd library.
+
+        Raises:
+            ValueError: no such daemon is known to the collector.
+        """
+        if name:
+            from classad import quote
+
+            constraint = f"Name == {quote(name)}"
+        else:
+            constraint = True
+        found = list(self._wire_query(_daemon_ad_type(daemon_type), constraint, limit=1))
+        if found:
+            return found[0]
         if _daemon_ad_type(daemon_type) == AdType.Collector and not name:
-            return classad.ClassAd({"MyType": "Collector", "Name": self.address, "MyAddress": f"<{self.address}>"})
+            return {"MyType": "Collector", "Name": self.address, "MyAddress": f"<{self.address}>"}
         what = f"{daemon_type.name} daemon" + (f" named {name!r}" if name else "")
         raise ValueError(f"unable to locate a {what}: the collector at {self.address} has no ad for it")
 
@@ -75,6 +99,9 @@ class Collector:
             RemoteError: the collector refused (advertising needs a DAEMON token: 403 otherwise).
             Unreachable: the collector does not answer.
         """
+        from collector.adtypes import parse_command
+        from daemoncore.wire.adcodec import ad_to_json
+
         parsed = parse_command(command)
         wires = [ad_to_json(ad) if not isinstance(ad, dict) else dict(ad) for ad in ads]
         for ad_type, group in _by_type(wires, parsed.ad_type).items():

@@ -10,19 +10,19 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-import classad
 from bindings.collector import Collector, constraint_text
 from bindings.enums import DaemonType
 from bindings.pool import find_pool, pool_token
 from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
-from daemoncore.wire.adcodec import ad_from_json
 from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
 from schedd.submit.clientside import for_schedd, measured_sizes
 from schedd.submit.queue_args import with_queue_args
 
-if TYPE_CHECKING:  # the event log reader loads only when events are asked for
+if TYPE_CHECKING:  # the event log reader loads only when events are asked for; the ClassAd
+    # library when an ad is read or made (finding the schedd and submitting need neither)
+    import classad
     from bindings.eventlog import JobEvent
 
 DEFAULT_TIMEOUT = 300.0
@@ -84,9 +84,18 @@ class SubmitResult:
         Raises:
             ValueError: the schedd's answer held no valid ad.
         """
+        import classad
+        from daemoncore.wire.adcodec import ad_from_json
+
         if not isinstance(self._cluster_ad, classad.ClassAd):
             self._cluster_ad = ad_from_json(self._cluster_ad, "the cluster ad")
         return self._cluster_ad
+
+    def clusterad_has(self, name: str) -> bool:
+        """Whether the cluster ad has attribute ``name``, answered without decoding the ad."""
+        if isinstance(self._cluster_ad, Mapping):
+            return name.lower() in (key.lower() for key in self._cluster_ad)
+        return name in self._cluster_ad
 
     def __str__(self) -> str:
         return f"Submitted {self._num_procs} job(s) to cluster {self._cluster}."
@@ -102,8 +111,12 @@ def schedd_address(location: object, pool: str | None = None) -> str:
     Raises:
         ValueError: the ad has no address, or the collector knows no schedd.
     """
-    if location is None:
-        location = Collector(pool).locate(DaemonType.Schedd)
+    if location is None:  # the located ad as the collector sent it: its address is all that is read
+        wire = Collector(pool).locate_wire(DaemonType.Schedd)
+        location = {key.lower(): value for key, value in wire.items()}
+        for name in ("myaddress", "scheddipaddr"):
+            if isinstance(location.get(name), str):
+                return str(parse_address(location[name]))
     if isinstance(location, str):
         return str(parse_address(location))
     for name in ("MyAddress", "ScheddIpAddr"):
@@ -191,6 +204,8 @@ class Schedd:
 
     def xquery(self, constraint: object = "true", projection: Iterable[str] = (), limit: int = -1) -> Iterator:
         """Like :meth:`query`, one ad at a time as the schedd streams them."""
+        from daemoncore.wire.adcodec import ad_from_json
+
         body = {"constraint": constraint_text(constraint), "projection": list(projection), "limit": limit}
         for wire in self._client.stream(api.QUERY, body):
             yield ad_from_json(wire, "job ad from the schedd")
@@ -201,6 +216,8 @@ class Schedd:
         stopping at ``since`` (a job id such as ``"12.0"`` or an expression)."""
         body = {"constraint": constraint_text(constraint), "projection": list(projection), "match": match,
                 "since": None if since is None else str(since)}
+        from daemoncore.wire.adcodec import ad_from_json
+
         for wire in self._client.stream(api.HISTORY, body):
             yield ad_from_json(wire, "job ad from the schedd's history")
 
@@ -224,6 +241,8 @@ class Schedd:
         """
         if not isinstance(action, JobAction):
             raise TypeError(f"action must be a JobAction (e.g. JobAction.Hold), not {action!r}")
+        import classad
+
         body = {"action": action.value, **job_spec_body(job_spec), "reason": reason}
         answer = self._client.call(api.ACT, body)
         return classad.ClassAd({"TotalSuccess": answer["changed"], "TotalBadStatus": len(answer["refused"]),
@@ -254,6 +273,8 @@ def parse_logged_event(text: str) -> JobEvent:
 
 def job_spec_body(job_spec: object) -> dict:
     """The ``ids``/``constraint`` fields for a job spec."""
+    import classad
+
     if isinstance(job_spec, classad.ExprTree):
         return {"constraint": str(job_spec)}
     if isinstance(job_spec, str):
@@ -270,6 +291,8 @@ def job_spec_body(job_spec: object) -> dict:
 def value_text(value: object) -> str:
     """An edit's new value as expression text (Python strings are quoted unless
     they are already an expression in ``ExprTree``)."""
+    import classad
+
     if isinstance(value, classad.ExprTree):
         return str(value)
     if isinstance(value, str):

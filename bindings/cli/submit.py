@@ -12,15 +12,16 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Iterable
 
 import attrs
 from attrs import frozen
 
 from bindings.cli.options import WORDS, CommandLine, Option, Reading, UsageError, run_command, whole_number
-from bindings.cli.submit_checks import file_problems, unused_commands
-from bindings.cli.submit_gpu_check import check_gpu_memory
+from bindings.cli.submit_checks import expanded_jobs, file_problems, unused_commands
+from bindings.cli.submit_gpu_check import check_submitted
 from bindings.submit import Submit
-from schedd.submit import SubmitError
+from schedd.submit import SubmitError, to_classads
 
 USAGE = """usage: roost submit [options] [FILE | -]
 
@@ -187,7 +188,7 @@ def _submit(args: SubmitRequest, text: str) -> int:
         if args.spool:  # the jobs stay held (code 16) until their inputs are in the spool
             schedd.spool(schedd.query(f"ClusterId == {result.cluster()}"))
         sys.stdout.write(submit_report(result.cluster(), result.first_proc(), result.num_procs(), args.terse))
-        warning = check_gpu_memory(result.clusterad(), args.pool)
+        warning = check_submitted(result, args.pool)
         if warning:
             print(f"roost submit: warning: {args.file}: {warning}", file=sys.stderr)
         return 0
@@ -250,13 +251,14 @@ def _run(args: SubmitRequest) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _warning_printer(args.file, quiet_misspellings=True)
             warnings.simplefilter("always")
-            submit = Submit(text)
-            ads = submit.jobs(clusterid=args.cluster, owner=_owner())
+            clusters = Submit(text).clusters(clusterid=args.cluster, owner=_owner())
+            # job ads (and the ClassAd library) only for -dry-run: the checks read the expansion
+            ads = list(to_classads(clusters)) if args.dry_run else None
     except SubmitError as exc:
         message = str(exc).replace("<submit description>", args.file, 1)
         print(f"roost submit: {message}", file=sys.stderr)
         return 1
-    if not _checked(args, text, ads):
+    if not _checked(args, text, ads if ads is not None else expanded_jobs(clusters)):
         return 1
     if not args.dry_run:
         return _submit(args, text)
@@ -264,7 +266,7 @@ def _run(args: SubmitRequest) -> int:
     return 0
 
 
-def _checked(args: SubmitRequest, text: str, ads: list) -> bool:
+def _checked(args: SubmitRequest, text: str, ads: Iterable) -> bool:
     """Warn about unused commands and report the files the jobs lack; False when any is missing."""
     from schedd.submit.description import parse_description
 

@@ -11,7 +11,8 @@ src/condor_submit.V6/submit.cpp for the unused-command warning):
 - a command that is no submit command and that no ``$(...)`` refers to had no effect:
   it is warned about, with the closest submit command when one is near.
 
-Pure logic over job ads and the parsed description; the caller prints and decides.
+Pure logic over job ads (or a description's expansion, read through :class:`ExpandedJob`
+without loading the ClassAd library) and the parsed description; the caller prints and decides.
 """
 
 from __future__ import annotations
@@ -19,29 +20,70 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Union
 
-import classad
+from schedd.submit.cluster import ExpandedCluster
 from schedd.submit.description import Description
 from schedd.submit.jobs import KNOWN_COMMANDS
+
+if TYPE_CHECKING:
+    import classad
+
+    JobView = Union["ExpandedJob", classad.ClassAd]
 
 #: At most this many problems are reported (one per distinct file).
 MAX_PROBLEMS = 20
 #: How much of a script is read to find its first line.
 FIRST_LINE_BYTES = 4096
 _MACRO_REFERENCE = re.compile(r"\$[A-Za-z]*\(\s*([A-Za-z0-9_.+-]+)")
+#: Values an expanded job holds as the ClassAd would evaluate them.
+_PLAIN = (str, bool)
 
 
-def _value(ad: classad.ClassAd, name: str) -> object:
+class ExpandedJob:
+    """One proc of an expanded description, read as the checks read its job ad: a
+    string or boolean attribute as it is, any other (an expression) evaluated in the
+    proc's ClassAd, which is built (and the ClassAd library loaded) only then."""
+
+    def __init__(self, attributes: Mapping[str, tuple[str, object]]) -> None:
+        #: lower-case name -> (name, submit value), as :meth:`ExpandedCluster.proc_attrs` gives them
+        self._attributes = attributes
+        self._ad: classad.ClassAd | None = None
+
+    def __contains__(self, name: str) -> bool:
+        return name.lower() in self._attributes
+
+    def evaluate(self, name: str) -> object:
+        """The attribute's value, as ``ClassAd.evaluate`` gives it."""
+        value = self._attributes[name.lower()][1]
+        if type(value) in _PLAIN:
+            return value
+        if self._ad is None:
+            from schedd.submit.exprs import ClassAd
+            from schedd.submit.jobs import classad_node
+
+            self._ad = ClassAd.from_entries((entry, classad_node(v)) for entry, v in self._attributes.values())
+        return self._ad.evaluate(name)
+
+
+def expanded_jobs(clusters: Iterable[ExpandedCluster]) -> Iterator[ExpandedJob]:
+    """Each proc of an expansion (:meth:`bindings.submit.Submit.clusters`), in order, as the checks read it."""
+    for cluster in clusters:
+        for index in range(len(cluster.procs)):
+            yield ExpandedJob(cluster.proc_attrs(index))
+
+
+def _value(ad: JobView, name: str) -> object:
     return ad.evaluate(name) if name in ad else None
 
 
-def _in_iwd(ad: classad.ClassAd, path: str) -> str:
+def _in_iwd(ad: JobView, path: str) -> str:
     iwd = _value(ad, "Iwd")
     return path if os.path.isabs(path) or type(iwd) is not str else os.path.join(iwd, path)
 
 
-def executable_problem(ad: classad.ClassAd, allow_crlf: bool = False) -> str | None:
+def executable_problem(ad: JobView, allow_crlf: bool = False) -> str | None:
     """Why the job's transferred executable cannot run, or None."""
     cmd = _value(ad, "Cmd")
     if _value(ad, "TransferExecutable") is False or type(cmd) is not str or not cmd:
@@ -63,7 +105,7 @@ def executable_problem(ad: classad.ClassAd, allow_crlf: bool = False) -> str | N
     return None
 
 
-def input_problems(ad: classad.ClassAd) -> list[str]:
+def input_problems(ad: JobView) -> list[str]:
     """Each input of the job (``input``, local ``transfer_input_files``) that does not exist."""
     problems = []
     stdin = _value(ad, "In")
@@ -80,7 +122,7 @@ def input_problems(ad: classad.ClassAd) -> list[str]:
     return problems
 
 
-def log_problem(ad: classad.ClassAd) -> str | None:
+def log_problem(ad: JobView) -> str | None:
     """Why the job's event log (``UserLog``) cannot be written, or None; nothing is created."""
     log = _value(ad, "UserLog")
     if type(log) is not str or not log:
@@ -98,7 +140,7 @@ def log_problem(ad: classad.ClassAd) -> str | None:
     return None if reason is None else f"Invalid log file '{path}': {reason}"
 
 
-def file_problems(ads: Iterable[classad.ClassAd], allow_crlf: bool = False) -> list[str]:
+def file_problems(ads: Iterable[JobView], allow_crlf: bool = False) -> list[str]:
     """Every distinct problem with the files the jobs need, in proc order, at most :data:`MAX_PROBLEMS`."""
     found: dict[str, None] = {}
     for ad in ads:
@@ -141,4 +183,4 @@ def unused_commands(description: Description) -> list[str]:
     return warnings
 
 
-__all__ = ["executable_problem", "file_problems", "input_problems", "log_problem", "unused_commands"]
+__all__ = ["ExpandedJob", "executable_problem", "expanded_jobs", "file_problems", "input_problems", "log_problem", "unused_commands"]

@@ -9,9 +9,11 @@ cards come and go. A pool that cannot be asked quickly, or has no GPU at all, ge
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import classad
-from gpushare.slot_cards import cards_from_slot_ad
+if TYPE_CHECKING:  # the ClassAd library loads only for a job that asks for GPU memory
+    import classad
+    from bindings.schedd import SubmitResult
 
 #: How long submit waits for the collector before giving up on the check.
 QUERY_TIMEOUT = 1.0
@@ -21,6 +23,8 @@ GPU_SLOTS = "TotalSlotGPUs > 0 || TotalGPUs > 0"
 
 def largest_card_mib(slot_ads: Iterable[classad.ClassAd]) -> int | None:
     """The largest ``GlobalMemoryMb`` among the slots' nested card ads; None when no slot has a card."""
+    from gpushare.slot_cards import cards_from_slot_ad
+
     sizes = [card.memory_total for ad in slot_ads for card in cards_from_slot_ad(ad)]
     return max(sizes) if sizes else None
 
@@ -46,6 +50,11 @@ def pool_slot_ads(pool: str | None) -> list[classad.ClassAd] | None:
         return Collector(pool, timeout=QUERY_TIMEOUT).query(AdType.Startd, GPU_SLOTS)
     except Exception:  # noqa: BLE001 - a check that cannot be made says nothing; the submit goes on
         return None
+
+
+def check_submitted(result: SubmitResult, pool: str | None) -> str | None:
+    """:func:`check_gpu_memory` of a submit's cluster ad, read only when it asks for GPU memory."""
+    return check_gpu_memory(result.clusterad(), pool) if result.clusterad_has("RequestGPUMemory") else None
 
 
 def check_gpu_memory(cluster_ad: classad.ClassAd, pool: str | None) -> str | None:

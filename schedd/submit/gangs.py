@@ -11,10 +11,13 @@ proc carries ``GangId`` ("<schedd name>#<ClusterId>") and ``GangSize`` (N).
 
 from __future__ import annotations
 
-from classad import ClassAd, ExprTree
-from classad.unparse import unparse_expr
+from typing import TYPE_CHECKING
+
 from schedd.submit.cluster import RuleReader
 from schedd.submit.errors import SubmitError
+
+if TYPE_CHECKING:  # the ClassAd library loads only where gangs are made (the schedd), not to expand a description
+    from classad import ClassAd
 
 #: What HTCondor's submit writes for ``$(Node)`` in a parallel universe job.
 NODE_PLACEHOLDER = "#pArAlLeLnOdE#"
@@ -92,6 +95,8 @@ def _nodes(cluster_ad: ClassAd, proc: ClassAd, first: int) -> list[ClassAd]:
     if first + count > MAX_GANG_SIZE:
         raise SubmitError(f"the parallel job asks for {first + count} or more slots, more than the "
                           f"{MAX_GANG_SIZE} one job may ask for", command="machine_count")
+    from classad.unparse import unparse_expr
+
     texts = {name: unparse_expr(ad.expression(name)) for ad in (cluster_ad, proc) for name in ad}
     marked = {name: text for name, text in texts.items() if NODE_PLACEHOLDER in text}
     return [_node(proc, marked, first + node) for node in range(count)]
@@ -100,5 +105,7 @@ def _nodes(cluster_ad: ClassAd, proc: ClassAd, first: int) -> list[ClassAd]:
 def _node(proc: ClassAd, marked: dict[str, str], node: int) -> ClassAd:
     if not marked:
         return proc.copy()
+    from classad import ExprTree
+
     changes = [(name, ExprTree(text.replace(NODE_PLACEHOLDER, str(node))).node) for name, text in marked.items()]
     return proc.derive(changes)

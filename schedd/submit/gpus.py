@@ -11,7 +11,6 @@ import warnings
 from gpushare.placement import POLICY_WORDS
 from schedd.submit.cluster import RuleReader
 from schedd.submit.errors import SubmitError, SubmitWarning
-from schedd.submit.exprs import binds_looser_than_and, own_references
 from schedd.submit.values import Expr, check_expression, size_value, string_value, to_value
 
 MIB = 1 << 20
@@ -140,6 +139,8 @@ def card_constraints(r: RuleReader) -> None:
     then ``&&`` the clause of each gpus_minimum_/maximum_ command given, except where
     require_gpus already tests that GPU property itself (a ``||`` in require_gpus is
     parenthesised first); and CUDAVersion."""
+    from schedd.submit.exprs import binds_looser_than_and, own_references  # the parser, only when asked
+
     require = _given(r, "require_gpus")
     clauses = []
     tested = own_references(require.strip()) if require and check_expression(require.strip()) is None else set()

@@ -7,7 +7,6 @@ import os
 import re
 import signal
 
-from classad.values import UNDEFINED
 from jobmodel.concurrency_limits import LimitSyntaxError, parse_limits
 from schedd.submit.arguments import job_arguments
 from schedd.submit.cluster import RuleReader
@@ -18,9 +17,9 @@ from schedd.submit.gangs import gang_size, machine_count
 from schedd.submit.gpus import SHARE_COMMANDS, gpus
 from schedd.submit.grid import CLOUD_TYPES, grid_type
 from schedd.submit.grid import grid as grid_commands
-from schedd.submit.requirements import default_requirements
+from schedd.submit.requirements import requirements_value
 from schedd.submit.transfer_modes import transfer_modes
-from schedd.submit.values import Expr, boolean_param, is_true, long_param, size_value, string_value, to_value
+from schedd.submit.values import UNDEFINED, Expr, boolean_param, is_true, long_param, size_value, string_value, to_value
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -732,7 +731,7 @@ def _non_negative(r: RuleReader, command: str, attr: str) -> bool:
 
 
 def requirements(r: RuleReader) -> None:
-    r["Requirements"] = to_value(default_requirements(r, universe_of(r)), "requirements")
+    r["Requirements"] = requirements_value(r, universe_of(r))
 
 
 def custom_attributes(r: RuleReader) -> None:

@@ -12,7 +12,6 @@ from typing import Iterator, Mapping
 
 import attrs
 
-from classad.values import UNDEFINED
 from schedd.submit.cluster import DELETED, BuildContext, ClusterBuilder, ExpandedCluster
 from schedd.submit.description import Description, QueueStatement
 from schedd.submit.errors import SubmitError, SubmitWarning
@@ -21,7 +20,7 @@ from schedd.submit.grid import GRID_COMMANDS
 from schedd.submit.jobad import RULES, SIMPLE_COMMANDS
 from schedd.submit.macros import MacroScope
 from schedd.submit.queue_statement import item_rows, parse_queue_args, proc_count, proc_rows
-from schedd.submit.values import Expr
+from schedd.submit.values import UNDEFINED, Expr
 
 _ARCH_NAMES = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "AARCH64", "arm64": "AARCH64",
                "ppc64le": "PPC64LE", "i386": "INTEL", "i686": "INTEL"}
@@ -188,6 +187,10 @@ def classad_node(value: object):
 
     if isinstance(value, Expr):
         return tree(value.text).node
+    if value is UNDEFINED:
+        from classad.values import UNDEFINED as CLASSAD_UNDEFINED
+
+        value = CLASSAD_UNDEFINED
     return python_to_node(value)
 
 

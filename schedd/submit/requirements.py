@@ -6,11 +6,50 @@ import re
 
 from schedd.submit.gpus import is_share_job
 from schedd.submit.grid import grid_type
-from schedd.submit.values import Expr
+from schedd.submit.values import Expr, literal, to_value
 
 _VERSION_CHECK = 'versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
 _DEFERRAL = ("TARGET.HasJobDeferral && (((time() + ScheddInterval) >= (DeferralTime - "
              "DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))")
+#: The tokens submit's own Requirements clauses are written with: dotted names, whole
+#: numbers, double-quoted words, comparisons, ``&&``/``||``, calls, indexing and parentheses.
+_BUILT_TOKENS = re.compile(r'\s*(?:([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)|\d+|"[\w.+-]*"|>=|<=|==|&&|\|\||[()\[\],])')
+#: Words that are ClassAd keywords, not names.
+_KEYWORDS = frozenset({"true", "false", "undefined", "error", "is", "isnt"})
+
+
+def requirements_value(r, universe: str) -> object:
+    """The Requirements attribute's value: :func:`default_requirements` as :func:`to_value` makes it.
+
+    A text with the user's ``requirements`` in it goes through the parser's check. One
+    built from submit's own clauses alone is well formed by construction, as long as each
+    name and word written into a clause (host arch and opsys, custom request names,
+    transfer plugin methods) is a plain one; when every token is, the check is skipped,
+    so that expanding the common description needs no ClassAd parser on the client.
+
+    Raises:
+        SubmitError: the text does not parse (naming ``requirements``).
+    """
+    text = default_requirements(r, universe)
+    if (r.get("requirements") or "").strip() or not _plain_tokens(text) or literal(text)[0]:
+        return to_value(text, "requirements")
+    return Expr(text.strip())
+
+
+def _plain_tokens(text: str) -> bool:
+    """Whether ``text`` is wholly made of :data:`_BUILT_TOKENS`, no name being a keyword."""
+    at, end = 0, len(text.rstrip())
+    while at < end:
+        found = _BUILT_TOKENS.match(text, at)
+        if found is None or found.end() == at:
+            return False
+        name = found.group(1)
+        if name is not None and any(part.lower() in _KEYWORDS for part in name.split(".")):
+            return False
+        at = found.end()
+    return True
+
+
 def mentions(text: str, pattern: str) -> bool:
     return re.search(r"(?<![\w$])(?:TARGET\.)?" + pattern + r"(?![\w])", text, re.I) is not None
 

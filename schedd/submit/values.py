@@ -15,8 +15,30 @@ import re
 
 import attrs
 
-from classad.values import UNDEFINED
 from schedd.submit.errors import SubmitError
+
+
+class _Undefined:
+    """The submit code's UNDEFINED: ClassAd's undefined value, standing in for it
+    until the value becomes a ClassAd node (:func:`schedd.submit.jobs.classad_node`),
+    so that expanding a description does not load the ClassAd library."""
+
+    _instance = None
+
+    def __new__(cls) -> _Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: ClassAd's undefined value as a submit value.
+UNDEFINED = _Undefined()
 
 
 @attrs.frozen

@@ -30,3 +30,11 @@ def test_a_malformed_answer_is_a_value_error_when_read():
     """An answered cluster ad that is not an ad raises ValueError from clusterad()."""
     with pytest.raises(ValueError, match="the cluster ad"):
         SubmitResult(1, 0, 1, ["not", "an", "ad"]).clusterad()
+
+
+def test_an_attribute_is_looked_for_without_decoding_the_ad():
+    """clusterad_has answers from the wire ad, names compared without regard to case, and leaves it undecoded."""
+    result = SubmitResult(7, 0, 1, {"ClusterId": 7, "RequestGPUMemory": 2048})
+    assert result.clusterad_has("requestgpumemory") and not result.clusterad_has("RequestGPUs")
+    assert not isinstance(result._cluster_ad, classad.ClassAd)
+    assert SubmitResult(3, 0, 1, classad.ClassAd({"ClusterId": 3})).clusterad_has("clusterid")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import os
 
+import pytest
+
 import classad
 from bindings.cli import main
 from bindings.cli.submit import split_dry_run_file
@@ -187,3 +189,52 @@ def test_commands_and_queue_on_the_command_line_need_no_file(tmp_path, monkeypat
     assert main(["submit", "-dry-run", "-a", "executable = /bin/true", "-queue", "2"]) == 0
     ads = list(classad.parseAds(capsys.readouterr().out, classad.ParserType.Old))
     assert [ad["ProcId"] for ad in ads] == [0, 1] and ads[0]["Cmd"] == "/bin/true"
+
+
+def _expanded_and_ads(tmp_path, monkeypatch, text):
+    from bindings.cli.submit_checks import expanded_jobs
+    from bindings.submit import Submit
+    from schedd.submit import to_classads
+
+    monkeypatch.chdir(tmp_path)
+    clusters = Submit(text).clusters(clusterid=7, owner="someone")
+    return list(expanded_jobs(clusters)), list(to_classads(clusters))
+
+
+def test_the_expansion_is_checked_as_its_job_ads_are(tmp_path, monkeypatch):
+    """file_problems reads a description's expansion (ExpandedJob) exactly as its ClassAds,
+    expression-valued attributes included."""
+    from bindings.cli.submit_checks import file_problems
+
+    (tmp_path / "here.txt").write_text("x")
+    texts = ["executable = no_such_prog\ninput = missing.in\nlog = /no/dir/job.log\nqueue 2\n",
+             "executable = /bin/true\ntransfer_input_files = here.txt, gone_$(Process).txt\nqueue 3\n",
+             "executable = /bin/true\ninput = $(Item)\nqueue Item in (here.txt, nothing.txt)\n",
+             "executable = /bin/true\nMY.TransferIn = 1 == 2\ninput = missing.in\nqueue\n",
+             "executable = /bin/true\ntransfer_executable = false\nqueue\n"]
+    for text in texts:
+        expanded, ads = _expanded_and_ads(tmp_path, monkeypatch, text)
+        assert file_problems(expanded) == file_problems(ads), text
+        for job, ad in zip(expanded, ads):
+            for name in ("Cmd", "In", "TransferIn", "TransferInput", "UserLog", "Iwd", "TransferExecutable"):
+                assert (name in job) == (name in ad)
+                if name in ad:
+                    assert job.evaluate(name) == ad.evaluate(name), (text, name)
+
+
+@pytest.mark.integration
+def test_a_plain_submit_loads_no_classad_library(tmp_path):
+    """Expanding and checking a plain description, as ``roost submit`` does before sending
+    it, loads neither the ClassAd library nor lark."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom bindings.submit import Submit\n"
+            "from bindings.cli.submit_checks import expanded_jobs, file_problems\n"
+            "clusters = Submit('executable = /bin/sleep\\narguments = 60\\nrequest_memory = 64M\\nqueue 2\\n')"
+            ".clusters()\n"
+            "assert file_problems(expanded_jobs(clusters)) == []\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('classad', 'lark')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=tmp_path).stdout
+    assert loaded.strip() == "[]"

@@ -149,3 +149,16 @@ def test_scheduler_universe_jobs_cannot_be_deferred(here):
     """SubmitHash::SetJobDeferral: job deferral does not work for scheduler universe jobs."""
     with pytest.raises(SubmitError, match="scheduler"):
         ads("executable = prog\nuniverse = scheduler\ndeferral_time = 100\nqueue\n", here)
+
+
+def test_built_requirements_skip_the_parser_only_when_every_token_is_plain():
+    """Submit's own Requirements text is taken without the parser only when each of its
+    tokens is a plain one (a keyword as a name, or an operator outside the set, is parsed)."""
+    from schedd.submit.requirements import _plain_tokens
+
+    assert _plain_tokens('(TARGET.Arch == "X86_64") && (TARGET.Disk >= RequestDisk) && '
+                         '((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))')
+    assert _plain_tokens('versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0')
+    assert not _plain_tokens("(TARGET.is >= Requestis)")
+    assert not _plain_tokens('stringListIMember("a"b",TARGET.X)')
+    assert not _plain_tokens("(time() + ScheddInterval)")
