@@ -8,11 +8,15 @@ and a crash leaves either all of it or none of it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 import sqlite_utils
+
+from schedd.queue.stored import history_text, pair_fragments
 
 #: Rows fetched per page while streaming; keeps reads short so writes can interleave.
 PAGE_SIZE = 2000
@@ -20,6 +24,12 @@ PAGE_SIZE = 2000
 #: Made once the jobs table has its submitter column (a queue of an older Roost gets it
 #: in :meth:`QueueDatabase.add_submitter_column`).
 _SUBMITTER_INDEX = "CREATE INDEX IF NOT EXISTS jobs_by_submitter ON jobs (submitter, status, owner)"
+
+#: Finds the history rows of a base when unreferenced bases are dropped.
+_HISTORY_BASE_INDEX = "CREATE INDEX IF NOT EXISTS history_by_base ON history (base) WHERE base IS NOT NULL"
+#: A history row's columns, its base's text joined (None for a row holding the whole ad).
+_HISTORY_READ = ("SELECT h.id, h.cluster_id, h.proc_id, h.left_queue, h.attrs, h.base, b.attrs FROM history h "
+                 "LEFT JOIN history_bases b ON b.id = h.base")
 
 #: The columns a proc is read with.
 _JOB_COLUMNS = "cluster_id, proc_id, status, owner, attrs, submitter"
@@ -36,6 +46,7 @@ CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL,
     owner TEXT, left_queue REAL NOT NULL, attrs TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS history_by_time ON history (left_queue);
+CREATE TABLE IF NOT EXISTS history_bases (id INTEGER PRIMARY KEY AUTOINCREMENT, digest BLOB NOT NULL UNIQUE, attrs TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS running_claims (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, claim_id TEXT NOT NULL, slot_name TEXT NOT NULL,
     startd_address TEXT NOT NULL, owner TEXT NOT NULL, lease REAL NOT NULL, claimed_at REAL NOT NULL,
@@ -109,6 +120,10 @@ class QueueDatabase:
         self.db.executescript(_SCHEMA)
         if "pool" not in self.db["running_claims"].columns_dict:  # a queue kept by an older Roost
             self.db.execute("ALTER TABLE running_claims ADD COLUMN pool TEXT")
+        if "base" not in self.db["history"].columns_dict:  # its rows all hold whole ads
+            self.db.execute("ALTER TABLE history ADD COLUMN base INTEGER")
+        self.db.execute(_HISTORY_BASE_INDEX)
+        self._bases: dict[int, dict[str, str]] = {}
         #: False for a queue kept by an older Roost until :meth:`add_submitter_column` ran.
         self.has_submitter_column = "submitter" in self.db["jobs"].columns_dict
         if self.has_submitter_column:
@@ -195,10 +210,9 @@ class QueueDatabase:
 
     def history_attrs(self, cluster_id: int, proc_id: int) -> str | None:
         """The stored attributes of the newest history record of one job, or None."""
-        row = self.db.execute(
-            "SELECT attrs FROM history WHERE cluster_id = ? AND proc_id = ? ORDER BY rowid DESC LIMIT 1",
-            [cluster_id, proc_id]).fetchone()
-        return row[0] if row else None
+        row = self.db.execute(f"{_HISTORY_READ} WHERE h.cluster_id = ? AND h.proc_id = ? ORDER BY h.id DESC LIMIT 1",
+                              [cluster_id, proc_id]).fetchone()
+        return self._history_row(row).attrs if row else None
 
     def find_jobs(self, cluster_id: int | None = None, owner: str | None = None,
                   page_size: int = PAGE_SIZE, status: int | None = None,
@@ -348,19 +362,23 @@ class QueueDatabase:
         return [r[0] for r in self.db.execute("SELECT cluster_id FROM clusters ORDER BY cluster_id")]
 
     # --- history ------------------------------------------------------------
-    def insert_history(self, cluster_id: int, proc_id: int, owner: str | None,
-                       left_queue: float, attrs_text: str) -> None:
-        """Append one finished job's final ad."""
-        self.db.execute(
-            "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs) VALUES (?, ?, ?, ?, ?)",
-            [cluster_id, proc_id, owner, left_queue, attrs_text])
+    def history_base(self, cluster_text: str) -> int:
+        """The id of the history base holding ``cluster_text`` (a cluster's stored
+        attributes as its jobs left), stored now unless an equal one is: history rows
+        keep only their proc's final differences beside it, so a large removal writes
+        each cluster's common attributes once rather than once per job."""
+        digest = hashlib.blake2b(cluster_text.encode(), digest_size=16).digest()
+        self.db.execute("INSERT OR IGNORE INTO history_bases (digest, attrs) VALUES (?, ?)", [digest, cluster_text])
+        return self.db.execute("SELECT id FROM history_bases WHERE digest = ?", [digest]).fetchone()[0]
 
-    def move_to_history(self, rows: list[tuple[int, int, str | None, float, str]]) -> set[int]:
-        """Append ``(cluster_id, proc_id, owner, left_queue, attrs)`` history rows, drop
-        those procs from the queue, and drop each cluster left empty (as
-        :meth:`delete_cluster_if_empty`); returns the clusters that went."""
+    def move_to_history(self, rows: list[tuple[int, int, str | None, float, str, int | None]]) -> set[int]:
+        """Append ``(cluster_id, proc_id, owner, left_queue, attrs, base)`` history rows
+        (``attrs`` the whole ad when ``base`` is None, else the proc's differences from
+        that :meth:`history_base`), drop those procs from the queue, and drop each cluster
+        left empty (as :meth:`delete_cluster_if_empty`); returns the clusters that went."""
         self.db.conn.executemany(
-            "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs) VALUES (?, ?, ?, ?, ?)", rows)
+            "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs, base) VALUES (?, ?, ?, ?, ?, ?)",
+            rows)
         self.db.conn.executemany("DELETE FROM jobs WHERE cluster_id = ? AND proc_id = ?",
                                  [(row[0], row[1]) for row in rows])
         return {cluster_id for cluster_id in dict.fromkeys(row[0] for row in rows)
@@ -371,32 +389,55 @@ class QueueDatabase:
         before = None
         while True:
             if before is None:
-                rows = self.db.execute(
-                    "SELECT id, cluster_id, proc_id, left_queue, attrs FROM history ORDER BY id DESC LIMIT ?",
-                    [page_size]).fetchall()
+                rows = self.db.execute(f"{_HISTORY_READ} ORDER BY h.id DESC LIMIT ?", [page_size]).fetchall()
             else:
-                rows = self.db.execute(
-                    "SELECT id, cluster_id, proc_id, left_queue, attrs FROM history WHERE id < ? "
-                    "ORDER BY id DESC LIMIT ?", [before, page_size]).fetchall()
+                rows = self.db.execute(f"{_HISTORY_READ} WHERE h.id < ? ORDER BY h.id DESC LIMIT ?",
+                                       [before, page_size]).fetchall()
             for row in rows:
-                yield HistoryRow(*row)
+                yield self._history_row(row)
             if len(rows) < page_size:
                 return
             before = rows[-1][0]
+
+    def _history_row(self, row: tuple) -> HistoryRow:
+        """A history row as read by :data:`_HISTORY_READ`, its whole ad's text merged from
+        its base (each base's pairs kept for the rows after it) and its differences."""
+        history_id, cluster_id, proc_id, left_queue, text, base, base_text = row
+        if base is not None:
+            fragments = self._bases.get(base)
+            if fragments is None:
+                if len(self._bases) >= 64:
+                    self._bases.clear()
+                pairs = {name.lower(): (name, value) for name, value in json.loads(base_text or "[]")}
+                fragments = self._bases[base] = pair_fragments(pairs)
+            text = history_text(fragments, json.loads(text))
+        return HistoryRow(history_id, cluster_id, proc_id, left_queue, text)
 
     def count_history(self) -> int:
         """How many finished jobs the history holds."""
         return self.db.execute("SELECT COUNT(*) FROM history").fetchone()[0]
 
     def trim_history(self, keep_newest: int | None, left_before: float | None) -> int:
-        """Drop all but the newest ``keep_newest`` rows and rows older than ``left_before``;
-        returns how many rows went."""
-        dropped = 0
+        """Drop all but the newest ``keep_newest`` rows and rows older than ``left_before``,
+        and the bases no row uses any more; returns how many rows went."""
+        dropped, bases = 0, set()
         if left_before is not None:
+            bases.update(self._bases_of("left_queue < ?", left_before))
             dropped += self.db.execute("DELETE FROM history WHERE left_queue < ?", [left_before]).rowcount
         if keep_newest is not None:
             # the id of the newest row to drop, found through the key: no scan of what stays
-            dropped += self.db.execute(
-                "DELETE FROM history WHERE id <= (SELECT id FROM history ORDER BY id DESC LIMIT 1 OFFSET ?)",
-                [max(keep_newest, 0)]).rowcount
+            cut = self.db.execute("SELECT id FROM history ORDER BY id DESC LIMIT 1 OFFSET ?",
+                                  [max(keep_newest, 0)]).fetchone()
+            if cut is not None:
+                bases.update(self._bases_of("id <= ?", cut[0]))
+                dropped += self.db.execute("DELETE FROM history WHERE id <= ?", [cut[0]]).rowcount
+        if bases:
+            self.db.conn.executemany("DELETE FROM history_bases WHERE id = ? AND NOT EXISTS "
+                                     "(SELECT 1 FROM history WHERE base = ?)", [(base, base) for base in bases])
+            self._bases.clear()
         return dropped
+
+    def _bases_of(self, where: str, value: float) -> list[int]:
+        """The bases the history rows matching ``where`` use."""
+        return [row[0] for row in self.db.execute(
+            f"SELECT DISTINCT base FROM history WHERE {where} AND base IS NOT NULL", [value])]

@@ -43,11 +43,8 @@ from schedd.queue.stored import (
     encode_cluster_ad,
     encode_entries,
     encode_texts,
-    entry_texts,
-    history_text,
     merge,
     new_proc_encoder,
-    pair_fragments,
     stored_texts,
     submitter_in,
     value_in,
@@ -122,7 +119,6 @@ class JobQueue(JobSelecting):
         self.history = History(self.db, clock, max_jobs=history_max_jobs, max_age=history_max_age)
         self._cluster_cache: dict[int, tuple[Entries, ClassAd]] = {}
         self._cluster_pairs: dict[int, dict[str, tuple[str, str]]] = {}
-        self._cluster_fragments: dict[int, dict[str, str]] = {}
         #: Wire JSON of stored texts, kept across submit replies (bounded, see WireText).
         self._wire = WireText()
         self.db.add_submitter_column(_stored_submitter)
@@ -280,7 +276,6 @@ class JobQueue(JobSelecting):
         """Drop what is kept of a cluster whose stored ad changed or went."""
         self._cluster_cache.pop(cluster_id, None)
         self._cluster_pairs.pop(cluster_id, None)
-        self._cluster_fragments.pop(cluster_id, None)
 
     def cluster_ad(self, cluster_id: int) -> ClassAd:
         """A cluster's common attributes as one ad.
@@ -504,27 +499,26 @@ class JobQueue(JobSelecting):
         """Move the job, with its proc's entries, stored text or stored pairs, to history: at once,
         or (with ``leaving``) noted there for :meth:`_flush_leaving` to write with
         others before the transaction ends."""
-        fragments = self._cluster_fragments.get(row.cluster_id)
-        if fragments is None:
-            if len(self._cluster_fragments) > 256:
-                self._cluster_fragments.clear()
-            fragments = self._cluster_fragments[row.cluster_id] = pair_fragments(self._stored_pairs(row.cluster_id))
-        if isinstance(proc, str):
-            pairs = json.loads(proc)
-        elif isinstance(proc, dict):
-            pairs = entry_texts(proc)
+        if isinstance(proc, dict):
+            text = encode_entries(proc)
+        elif isinstance(proc, str):
+            text = proc
         else:
-            pairs = proc
-        record = (row.cluster_id, row.proc_id, row.owner, now, history_text(fragments, pairs))
+            text = encode_texts(list(proc))
+        record = (row.cluster_id, row.proc_id, row.owner, now, text)
         if leaving is not None:
             leaving.append(record)
         else:
             self._flush_leaving([record])
 
     def _flush_leaving(self, leaving: list) -> None:
-        """Write the noted history rows and drop their jobs (and emptied clusters)."""
+        """Write the noted history rows, each beside its cluster's stored attributes as
+        a history base, and drop their jobs (and emptied clusters)."""
         if leaving:
-            for cluster_id in self.db.move_to_history(leaving):
+            bases = {cluster_id: self.db.history_base(self.db.get_cluster_attrs(cluster_id) or "[]")
+                     for cluster_id in dict.fromkeys(record[0] for record in leaving)}
+            rows = [(*record, bases[record[0]]) for record in leaving]
+            for cluster_id in self.db.move_to_history(rows):
                 self._forget_cluster(cluster_id)
             leaving.clear()
 

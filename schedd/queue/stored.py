@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from classad import ClassAd
 from classad.convert import python_to_node
@@ -118,27 +118,15 @@ def decode_entries(text: str, only: frozenset[str] | None = None) -> Entries:
     return entries
 
 
-def merge_texts(cluster_text: str, proc_text: str) -> str:
-    """The stored text of a whole job ad, merged from stored cluster and proc texts
-    without re-printing any expression (history rows are made this way)."""
-    merged = {name.lower(): [name, text] for name, text in json.loads(cluster_text)}
-    for name, text in json.loads(proc_text):
-        if text is None:
-            merged.pop(name.lower(), None)
-        else:
-            merged[name.lower()] = [name, text]
-    return _ENCODE(list(merged.values()))
-
-
 def pair_fragments(cluster: dict[str, tuple[str, str]]) -> dict[str, str]:
     """Each of a cluster's stored pairs as its JSON text, by lower-case name, in order."""
     return {key: _pair_json(pair) for key, pair in cluster.items()}
 
 
 def history_text(cluster: dict[str, str], proc: Iterable[tuple[str, str | None]]) -> str:
-    """:func:`merge_texts` from a cluster's :func:`pair_fragments` and a proc's
-    ``(name, text)`` pairs (None text: removed): the same text, without reading the
-    cluster's again or printing its attributes anew."""
+    """The stored text of a whole job ad from its cluster's :func:`pair_fragments` and
+    its proc's ``(name, text)`` pairs (None text: removed), without parsing or printing
+    any expression: the cluster's attributes in order, overlaid by the proc's."""
     merged = dict(cluster)
     for name, text in proc:
         if text is None:
@@ -146,11 +134,6 @@ def history_text(cluster: dict[str, str], proc: Iterable[tuple[str, str | None]]
         else:
             merged[name.lower()] = _pair_json((name, text))
     return "[" + ",".join(merged.values()) + "]"
-
-
-def entry_texts(entries: Entries) -> Iterator[tuple[str, str | None]]:
-    """Decoded entries as ``(name, text)`` pairs (None text for a removal mark)."""
-    return ((name, None if node is None else unparse_expr(node)) for name, node in entries.values())
 
 
 def _pair_json(pair: tuple[str, str]) -> str:

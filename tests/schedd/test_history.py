@@ -3,6 +3,7 @@
 import pytest
 
 from classad import ConstraintError
+from jobmodel.errors import NotOwnerError
 from schedd.queue import JobAction, JobQueue, JobSelection
 from tests.schedd.conftest import cluster_ad, proc_ads
 
@@ -81,3 +82,68 @@ def test_rotation_by_age(tmp_path, clock):
     remove_all(queue, ["2"])
     assert jobs(queue.history.query()) == ["2.0"]
     queue.close()
+
+
+def _history_table(queue, sql):
+    return queue.db.db.execute(sql).fetchall()
+
+
+def test_a_clusters_jobs_share_one_stored_base(queue):
+    """Five procs removed together store their cluster's attributes once: each history
+    row holds only its proc's differences, and reads back as the whole final ad."""
+    queue.submit_cluster(cluster_ad("alice", Comment="kept once"), proc_ads(5))
+    remove_all(queue, ["1"])
+    assert _history_table(queue, "SELECT COUNT(*) FROM history_bases") == [(1,)]
+    (longest,) = _history_table(queue, "SELECT MAX(LENGTH(attrs)) FROM history")[0]
+    assert longest < len(_history_table(queue, "SELECT attrs FROM history_bases")[0][0])
+    ads = list(queue.history.query())
+    assert [ad["Args"] for ad in ads] == ["4", "3", "2", "1", "0"]
+    assert all(ad["Comment"] == "kept once" and ad["JobStatus"] == 3 and ad["Cmd"] == "/bin/sleep" for ad in ads)
+
+
+def test_a_cluster_attribute_a_proc_deleted_stays_deleted_in_history(queue):
+    """A proc whose stored differences delete one of its cluster's attributes (a None
+    text) leaves without it, while its sibling keeps it."""
+    queue.submit_cluster(cluster_ad("alice", Comment="cluster's"), proc_ads(2))
+    queue.db.db.execute("UPDATE jobs SET attrs = json_insert(attrs, '$[#]', json_array('Comment', NULL)) "
+                        "WHERE proc_id = 1")
+    remove_all(queue, ["1"])
+    by_proc = {ad["ProcId"]: ad for ad in queue.history.query()}
+    assert by_proc[0]["Comment"] == "cluster's"
+    assert "Comment" not in by_proc[1]
+
+
+def test_rows_of_an_older_roost_holding_whole_ads_still_read(tmp_path, clock):
+    """A history row stored whole by an older Roost (no base) reads as it was, beside
+    rows stored with a base."""
+    queue = JobQueue(tmp_path, clock)
+    queue.db.db.execute(
+        "INSERT INTO history (cluster_id, proc_id, owner, left_queue, attrs) VALUES "
+        "(7, 0, 'carol', 1, '[[\"ClusterId\",\"7\"],[\"ProcId\",\"0\"],[\"Owner\",\"\\\"carol\\\"\"]]')")
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(1))
+    remove_all(queue, ["1"])
+    assert [(ad["ClusterId"], ad["Owner"]) for ad in queue.history.query()] == [(1, "alice"), (7, "carol")]
+    queue.close()
+
+
+def test_rotation_drops_a_base_only_when_no_row_uses_it(tmp_path, clock):
+    """Trimming keeps the base its remaining rows use and drops the ones left unused."""
+    queue = JobQueue(tmp_path, clock, history_max_jobs=3)
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(2))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(4))
+    remove_all(queue, ["1"])
+    remove_all(queue, ["2"])
+    assert jobs(queue.history.query()) == ["2.3", "2.2", "2.1"]
+    assert [ad["Owner"] for ad in queue.history.query()] == ["bob"] * 3
+    assert _history_table(queue, "SELECT COUNT(*) FROM history_bases") == [(1,)]
+    queue.close()
+
+
+def test_a_removal_rolled_back_leaves_no_base_behind(queue):
+    """A removal refused part way (another's job) writes no history row and no base."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(2))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(1))
+    with pytest.raises(NotOwnerError):
+        queue.act(JobAction.Remove, JobSelection.from_spec("true"), actor="alice")
+    assert _history_table(queue, "SELECT COUNT(*) FROM history_bases") == [(0,)]
+    assert len(queue.history) == 0 and len(queue) == 3
