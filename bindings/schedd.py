@@ -17,7 +17,7 @@ from bindings.submit import Submit
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.address import parse_address
 from daemoncore.wire.blocking_client import BlockingClient
-from schedd.submit.clientside import for_schedd, measured_sizes
+from schedd.submit.clientside import prepared_for_schedd, reads_environ
 from schedd.submit.queue_args import with_queue_args
 
 if TYPE_CHECKING:  # the event log reader loads only when events are asked for; the ClassAd
@@ -168,9 +168,11 @@ class Schedd:
             text = with_queue_args(text, queue)
         elif count:
             text = with_queue_args(text, str(int(count)))
-        here, environ = os.getcwd(), dict(os.environ)
-        body = {"description": for_schedd(text, cwd=here, environ=environ), "iwd": here, "environ": environ,
-                "file_sizes": measured_sizes(text, cwd=here, environ=environ)}
+        here = os.getcwd()
+        sent, sizes = prepared_for_schedd(text, cwd=here, environ=os.environ)
+        body = {"description": sent, "iwd": here, "file_sizes": sizes}
+        if reads_environ(sent):  # the schedd reads it for getenv and use_scitokens only
+            body["environ"] = dict(os.environ)
         if spool:
             body["spool"] = True
         answer = self._client.call(api.SUBMIT, body)

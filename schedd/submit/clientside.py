@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import attrs
@@ -21,6 +22,10 @@ from schedd.submit.macros import MacroScope, substitute_calls
 from schedd.submit.queue_statement import QueueSpec, Row, item_rows, reads_host, split_row
 
 _ENV_CALL = re.compile(r"\$ENV\(", re.I)
+#: $RANDOM_CHOICE and $RANDOM_INTEGER: a name made with one differs from submit to submit.
+_RANDOM_CALL = re.compile(r"\$RANDOM_", re.I)
+#: The commands whose values the schedd takes from the submitter's environment.
+_READS_ENVIRON = re.compile(r"getenv|use_scitokens", re.I)
 
 
 @attrs.frozen
@@ -42,6 +47,13 @@ def for_schedd(text: str, *, cwd: str, environ: Mapping[str, str],
     Raises:
         SubmitError: the description is wrong, or an item cannot be written inline.
     """
+    return _written_for_schedd(text, cwd=cwd, environ=environ, assignments=assignments)[0]
+
+
+def _written_for_schedd(text: str, *, cwd: str, environ: Mapping[str, str],
+                        assignments: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """:func:`for_schedd`'s text, and whether it is ``text`` itself because ``text`` is
+    self-contained (then it depends on nothing but ``text``)."""
     predefined = host_predefined()
     description = parse_description(text, cwd=cwd, predefined=predefined, environ=environ,
                                     assignments=assignments)
@@ -49,7 +61,7 @@ def for_schedd(text: str, *, cwd: str, environ: Mapping[str, str],
     specs = [parse_statement(statement, context) for statement in description.queues]
     if not (assignments or description.includes or _ENV_CALL.search(text)
             or any(reads_host(spec) for spec in specs)):
-        return text
+        return text, True
     lines = _rendered(description, specs, context)
     rendered = "\n".join(line.text for line in lines) + "\n"
     try:
@@ -57,7 +69,40 @@ def for_schedd(text: str, *, cwd: str, environ: Mapping[str, str],
                SubmitOptions(cwd=cwd, environ=environ, self_contained=True))
     except SubmitError as exc:
         raise _located_in_source(exc, lines) from None
-    return rendered
+    return rendered, False
+
+
+#: Self-contained descriptions sent lately, by text and submit directory, with the
+#: files :func:`measured_sizes` measures for each: a script submitting one description
+#: in a loop parses it once, and measures its files (which may change) on every submit.
+_SELF_CONTAINED: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
+#: At most this many descriptions are remembered (the least recently used is forgotten).
+MAX_REMEMBERED = 64
+#: ... each of at most this many characters.
+MAX_REMEMBERED_CHARS = 65536
+
+
+def prepared_for_schedd(text: str, *, cwd: str, environ: Mapping[str, str]) -> tuple[str, dict[str, int]]:
+    """:func:`for_schedd` and :func:`measured_sizes` of ``text`` submitted from ``cwd``.
+    A self-contained description depends on nothing else (no include, ``$ENV`` or
+    items read here), so which files it names is remembered; their sizes are
+    measured each time. A wrong description is never remembered: it raises each time.
+
+    Raises:
+        SubmitError: the description is wrong, or an item cannot be written inline.
+    """
+    key = (text, cwd)
+    paths = _SELF_CONTAINED.get(key)
+    if paths is not None:
+        _SELF_CONTAINED.move_to_end(key)
+        return text, {path: file_kib(path) for path in paths}
+    sent, self_contained = _written_for_schedd(text, cwd=cwd, environ=environ)
+    paths = _measured_paths(text, cwd=cwd, environ=environ)
+    if self_contained and len(text) <= MAX_REMEMBERED_CHARS and not _RANDOM_CALL.search(text):
+        _SELF_CONTAINED[key] = paths
+        if len(_SELF_CONTAINED) > MAX_REMEMBERED:
+            _SELF_CONTAINED.popitem(last=False)
+    return sent, {path: file_kib(path) for path in paths}
 
 
 def _located_in_source(exc: SubmitError, lines: list[_Line]) -> SubmitError:
@@ -164,10 +209,15 @@ def measured_sizes(text: str, *, cwd: str, environ: Mapping[str, str]) -> dict[s
     looks at its own files for a client, so ``ExecutableSize``, ``ImageSize`` and
     ``DiskUsage`` (hence the default ``RequestMemory`` and ``RequestDisk``) come from
     these. Names that vary per proc (``$(Item)``) are left out and count 0."""
+    return {path: file_kib(path) for path in _measured_paths(text, cwd=cwd, environ=environ)}
+
+
+def _measured_paths(text: str, *, cwd: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The files :func:`measured_sizes` measures, each once, at most :data:`MAX_MEASURED_FILES`."""
     description = parse_description(text, cwd=cwd, predefined=host_predefined(), environ=environ)
     here = os.path.abspath(cwd)
     context = BuildContext(here, None, environ, host_predefined())
-    sizes: dict[str, int] = {}
+    paths: dict[str, None] = {}
     for statement in queue_statements(description):
         per_proc = {name.lower(): _PER_PROC for name in parse_statement(statement, context).variables}
         scope = MacroScope({k: c.value for k, c in statement.commands.items()}, items=per_proc,
@@ -177,10 +227,9 @@ def measured_sizes(text: str, *, cwd: str, environ: Mapping[str, str]) -> dict[s
         named = [(here, _fixed_value(scope, "executable")), (iwd, _fixed_value(scope, "input"))]
         named += [(iwd, name) for name in file_list(_fixed_value(scope, "transfer_input_files"))]
         for base, name in named:
-            if name and "://" not in name and len(sizes) < MAX_MEASURED_FILES:
-                path = os.path.join(base, name)
-                sizes[path] = file_kib(path)
-    return sizes
+            if name and "://" not in name and len(paths) < MAX_MEASURED_FILES:
+                paths[os.path.join(base, name)] = None
+    return tuple(paths)
 
 
 #: What a macro that differs from proc to proc stands for while measuring.
@@ -199,4 +248,11 @@ def _fixed_value(scope: MacroScope, name: str) -> str | None:
     return value.strip()
 
 
-__all__ = ["for_schedd", "measured_sizes"]
+def reads_environ(text: str) -> bool:
+    """Whether the schedd may read the submitter's environment to expand ``text``
+    (``getenv``, and ``use_scitokens`` for ``BEARER_TOKEN_FILE``); a description that
+    names neither is sent without it."""
+    return _READS_ENVIRON.search(text) is not None
+
+
+__all__ = ["for_schedd", "measured_sizes", "prepared_for_schedd", "reads_environ"]

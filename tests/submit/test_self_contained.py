@@ -234,3 +234,47 @@ def test_a_huge_integer_literal_is_a_submit_error(tmp_path, line):
     with pytest.raises(SubmitError) as caught:
         schedd_expand(f"executable = /bin/true\n{line}\nqueue\n", tmp_path)
     assert type(caught.value) is SubmitError and "line " in str(caught.value)
+
+
+def test_a_self_contained_description_is_parsed_once_and_its_files_measured_each_time(tmp_path):
+    """prepared_for_schedd remembers which files a self-contained description names, and
+    measures them again on every call (a file may grow between submits)."""
+    from schedd.submit import clientside
+
+    program = tmp_path / "prog"
+    program.write_bytes(b"x" * 10)
+    text = "executable = prog\ninput = data.in\nqueue\n"
+    sent, sizes = clientside.prepared_for_schedd(text, cwd=str(tmp_path), environ={})
+    assert sent == text and sizes == clientside.measured_sizes(text, cwd=str(tmp_path), environ={})
+    assert sizes[str(program)] == 1 and sizes[str(tmp_path / "data.in")] == 0
+    assert (text, str(tmp_path)) in clientside._SELF_CONTAINED
+    program.write_bytes(b"x" * 5000)
+    (tmp_path / "data.in").write_bytes(b"y" * 3000)
+    assert clientside.prepared_for_schedd(text, cwd=str(tmp_path), environ={})[1] == {
+        str(program): 5, str(tmp_path / "data.in"): 3}
+
+
+def test_descriptions_reading_the_host_or_wrong_are_never_remembered(tmp_path):
+    """A description with $ENV or an include is rewritten on every call, and a wrong one raises every time."""
+    from schedd.submit import clientside
+
+    for text in ("executable = /bin/echo\narguments = $ENV(WORD)\nqueue\n",
+                 "executable = /bin/echo\ninclude : more.sub\nqueue\n"):
+        (tmp_path / "more.sub").write_text("arguments = one\n")
+        first = clientside.prepared_for_schedd(text, cwd=str(tmp_path), environ={"WORD": "a"})[0]
+        (tmp_path / "more.sub").write_text("arguments = two\n")
+        second = clientside.prepared_for_schedd(text, cwd=str(tmp_path), environ={"WORD": "b"})[0]
+        assert first != second and (text, str(tmp_path)) not in clientside._SELF_CONTAINED
+    wrong = "executable = /bin/echo\nqueue 3 x from ( a\n"
+    for _ in range(2):
+        with pytest.raises(SubmitError):
+            clientside.prepared_for_schedd(wrong, cwd=str(tmp_path), environ={})
+
+
+def test_the_environment_goes_with_descriptions_that_read_it():
+    """reads_environ: getenv and use_scitokens take the submitter's environment; other descriptions go without it."""
+    from schedd.submit.clientside import reads_environ
+
+    assert reads_environ("executable = x\nGetEnv = true\nqueue\n")
+    assert reads_environ("executable = x\nuse_scitokens = true\nqueue\n")
+    assert not reads_environ("executable = /bin/sleep\narguments = 60\nqueue\n")
