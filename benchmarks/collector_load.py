@@ -17,6 +17,7 @@ Run: ``python benchmarks/collector_load.py`` (10,000 ads, 20 s) or
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import random
@@ -113,24 +114,54 @@ def update_at_cadence(address: str, token: str, ads: int, per_startd: int, secon
             "per_second": sent / elapsed, "behind_seconds": max(0.0, elapsed - index * interval)}
 
 
-def raw_query(address: str, token: str, ad_type: str, body: dict) -> tuple[int, int]:
+def raw_query(address: str, token: str, ad_type: str, body: dict, count: bool = True) -> tuple[int, int]:
     """One query over a bare socket, its answer counted, not decoded (the collector is
-    measured, not this client's HTTP and JSON decoding); (ads, bytes)."""
+    measured, not this client's HTTP and JSON decoding); (ads, bytes), ads -1 when
+    ``count`` is false: the answer is then dropped in the kernel unread (see
+    :func:`discard_answer`). A counted answer is read into one reused buffer and counted
+    in place."""
     where = parse_address(address)
     payload = json.dumps(body).encode()
     head = (f"POST {api.QUERY.path(ad_type=ad_type)} HTTP/1.1\r\nHost: {where.host}\r\n"
             f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
-    status, lines, size, previous = b"", 0, 0, b""
     with socket.create_connection((where.host, where.port), timeout=300) as connection:
         connection.sendall(head + payload)
-        while data := connection.recv(1 << 20):
-            status = status or data[:12]
-            lines += (previous + data).count(b"}\n")  # each answer line ends so
-            previous, size = data[-1:], size + len(data)
-    if status != b"HTTP/1.1 200":
-        raise SystemExit(f"query of {ad_type} {body} failed: {status!r}")
+        status = connection.recv(12, socket.MSG_PEEK | socket.MSG_WAITALL)
+        if status != b"HTTP/1.1 200":
+            raise SystemExit(f"query of {ad_type} {body} failed: {status!r}")
+        return count_answer(connection) if count else (-1, discard_answer(connection))
+
+
+def count_answer(connection: socket.socket) -> tuple[int, int]:
+    """Read the rest of the answer; (its NDJSON lines, its bytes, HTTP framing included)."""
+    lines, size, ended_in_brace = 0, 0, False
+    buffer = bytearray(1 << 20)
+    while got := connection.recv_into(buffer):
+        lines += buffer.count(b"}\n", 0, got) + (ended_in_brace and buffer[0] == 0x0A)  # each line ends so
+        ended_in_brace, size = buffer[got - 1] == 0x7D, size + got
     return lines, size
+
+
+def discard_answer(connection: socket.socket) -> int:
+    """Drop the rest of the answer without copying it out of the kernel (splice through
+    a pipe to /dev/null); its bytes. The loaded phase reads answers so: its clients
+    share the machine's cores with the collector (on a pool they run elsewhere), and
+    reading 240 MB/s into Python cost them more CPU than the collector spent sending it."""
+    connection.settimeout(None)
+    reader, writer = os.pipe()
+    size = 0
+    try:
+        fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, 1 << 20)
+        with open(os.devnull, "wb") as sink:
+            while moved := os.splice(connection.fileno(), writer, 1 << 20):
+                size += moved
+                while moved:
+                    moved -= os.splice(reader, sink.fileno(), moved)
+    finally:
+        os.close(reader)
+        os.close(writer)
+    return size
 
 
 def reactor_figures(address: str, token: str) -> dict[str, float]:
@@ -180,9 +211,9 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[index]
 
 
-def one_query(address: str, token: str, index: int) -> tuple[str, int, int]:
+def one_query(address: str, token: str, index: int, count: bool = True) -> tuple[str, int, int]:
     label, ad_type, constraint, projection = QUERIES[index % len(QUERIES)]
-    lines, size = raw_query(address, token, ad_type, {"constraint": constraint, "projection": projection})
+    lines, size = raw_query(address, token, ad_type, {"constraint": constraint, "projection": projection}, count)
     return label, lines, size
 
 
@@ -211,7 +242,7 @@ def sustained_queries(address: str, token: str, rate: float, seconds: float) -> 
     def one(index: int) -> float:
         scheduled = began + index / rate
         time.sleep(max(0.0, scheduled - time.perf_counter()))
-        label, _, _ = one_query(address, token, index)
+        label, _, _ = one_query(address, token, index, count=False)
         latency = (time.perf_counter() - scheduled) * 1000
         with lock:
             by_label.setdefault(label, []).append(latency)
