@@ -10,22 +10,26 @@ from twisted.internet.defer import Deferred
 
 def turn_by_turn(clock, step: Callable[[int], None], starts: Iterable[int]) -> Deferred:
     """Call ``step(start)`` for each of ``starts``, the first now and each next one in a
-    later reactor turn (``clock.callLater(0)``); fires None after the last, or fails
-    with the first exception a step raises (no later step runs)."""
+    later reactor turn (``clock.callLater(0)``); fires None in the turn of the last
+    step, or fails with the first exception a step raises (no later step runs)."""
     done: Deferred = Deferred()
     pending = iter(starts)
 
-    def next_step() -> None:
-        start = next(pending, None)
-        if start is None:
-            done.callback(None)
-            return
+    def run(start) -> None:
         try:
             step(start)
         except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
             done.errback(exc)
             return
-        clock.callLater(0, next_step)
+        following = next(pending, None)
+        if following is None:
+            done.callback(None)
+        else:
+            clock.callLater(0, run, following)
 
-    next_step()
+    first = next(pending, None)
+    if first is None:
+        done.callback(None)
+    else:
+        run(first)
     return done

@@ -27,6 +27,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 
+from daemoncore.reactor_turns import turn_by_turn
 from jobmodel.eventlog import EventType
 from jobmodel.states import JobId, JobStatus, Transition
 from transfer.spooled_job import spool_directory
@@ -200,22 +201,12 @@ class SpoolCleanup:
         """Of the jobs with a sandbox, those no longer in the queue, each with whether its
         whole cluster left; looked up ``CHECK_SLICE`` at a time, one reactor turn each."""
         gone: list[tuple[JobId, bool]] = []
-        done = Deferred()
 
         def step(start: int) -> None:
-            try:
-                for job_id in found[start:start + CHECK_SLICE]:
-                    if self.queue.db.get_job(job_id.cluster, job_id.proc) is None:
-                        gone.append((job_id, self.queue.db.get_cluster_attrs(job_id.cluster) is None))
-            except Exception:
-                done.errback()
-                return
-            if start + CHECK_SLICE < len(found):
-                self.clock.callLater(0, step, start + CHECK_SLICE)
-            else:
-                done.callback(gone)
-        step(0)
-        return done
+            for job_id in found[start:start + CHECK_SLICE]:
+                if self.queue.db.get_job(job_id.cluster, job_id.proc) is None:
+                    gone.append((job_id, self.queue.db.get_cluster_attrs(job_id.cluster) is None))
+        return turn_by_turn(self.clock, step, range(0, len(found), CHECK_SLICE)).addCallback(lambda _: gone)
 
     def _done(self, result):
         self._busy = False

@@ -235,9 +235,9 @@ def test_queries_are_answered_between_the_slices_of_a_large_update():
                               json=lambda: json.loads(json.dumps({"ads": slots(*names)})))
     answered = []
     CollectorRoutes(store, CollectorMetrics(store)).advertise(request).addCallback(answered.append)
-    held = []
+    held = [store.counts(False).get("Machine", 0)]
     while clock.pending:
-        held.append(store.counts(False).get("Machine", 0))
         clock.turn()
+        held.append(store.counts(False).get("Machine", 0))
     assert answered and answered[0].body == {"updated": len(names)}
     assert [count for count in held if count] == [ADS_PER_TURN, 2 * ADS_PER_TURN, 3 * ADS_PER_TURN]

@@ -4,16 +4,22 @@ from daemoncore.reactor_turns import turn_by_turn
 from tests.support.turns import TurnClock
 
 
-def test_each_slice_runs_in_its_own_turn_and_the_result_fires_after_the_last():
+def test_each_slice_runs_in_its_own_turn_and_the_result_fires_with_the_last():
     clock, seen, results = TurnClock(), [], []
     turn_by_turn(clock, seen.append, range(0, 30, 10)).addCallback(results.append)
     assert seen == [0] and results == []
     clock.turn()
     assert seen == [0, 10] and results == []
     clock.turn()
-    clock.turn()
     assert seen == [0, 10, 20] and results == [None]
     assert not clock.pending
+
+
+def test_no_slices_fire_at_once():
+    results = []
+    clock = TurnClock()
+    turn_by_turn(clock, results.append, []).addCallback(results.append)
+    assert results == [None] and not clock.pending
 
 
 def test_a_failing_slice_fails_the_result_and_stops_the_rest():
