@@ -5,6 +5,7 @@ nothing), and runs one queue transaction."""
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Iterable, Iterator
@@ -18,7 +19,7 @@ from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
-from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
+from daemoncore.wire.server import JSON_TYPE, ApiRequest, BytesReply, JsonReply, StreamReply
 from jobmodel.errors import (
     BadJobAdError,
     InvalidTransitionError,
@@ -40,11 +41,15 @@ from schedd.intake import (
 )
 from schedd.intake_cache import ExpansionCache, description_key
 from schedd.queue import JobAction, JobSelection
-from schedd.queue.factory import FactoryDigest
+from schedd.queue.factory import LIMIT_COMMAND, MAX_IDLE_COMMANDS, FactoryDigest
 from schedd.queue.factory_jobs import ProcMaker, factory_limits
 from schedd.spooling import held_for_input
 from schedd.submit import SubmitError
 from schedd.submit.gangs import gang_procs
+
+#: A description naming none of these commands is no job factory (command names are
+#: written out in the text, never made by a macro), so it is not read for limits.
+_FACTORY_COMMANDS = re.compile("|".join(re.escape(name) for name in (LIMIT_COMMAND, *MAX_IDLE_COMMANDS)), re.I)
 
 #: Longest one turn of the reactor spends on a batched action.
 ACT_SLICE_SECONDS = 0.01
@@ -68,6 +73,8 @@ class ScheddRoutes:
     def __init__(self, service) -> None:
         self._service = service
         self._expansions = ExpansionCache()
+        #: the last reused expansion and what it became for its owner (see _owned)
+        self._owned: tuple[ClusterToStore, str, str, ClusterToStore] | None = None
 
     def handlers(self) -> dict:
         """The route table for ``ApiResource``."""
@@ -95,7 +102,9 @@ class ScheddRoutes:
         if "description" in body:
             reject_unknown(body, {"description", "itemdata", "count", "iwd", "environ", "queue", "file_sizes", "spool"})
             submitted = self._description(body, owner)
-            limits = _submit_error(factory_limits, submitted.description, submitted.iwd, submitted.environ)
+            limits = None
+            if _FACTORY_COMMANDS.search(submitted.description):
+                limits = _submit_error(factory_limits, submitted.description, submitted.iwd, submitted.environ)
             if limits is not None and spool:
                 raise BadRequest("-spool cannot be used with max_materialize or max_idle: a job factory makes "
                                  "its procs later, and each spooled proc needs its input files at submit")
@@ -109,7 +118,7 @@ class ScheddRoutes:
             cluster = _from_ads(body)
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
-        cluster = owned_by(_bad_request(checked_names, cluster), owner, self._service.schedd_settings.domain)
+        cluster = self._owned_by(cluster, owner)
         cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id())
         if spool:  # held (code 16) until roost submit -spool sends each proc's input files
             cluster = held_for_input(cluster)
@@ -119,9 +128,24 @@ class ScheddRoutes:
             raise BadRequest(str(exc)) from None
         if cluster_id is not None and stored != cluster_id:
             raise RuntimeError(f"cluster {stored} stored where {cluster_id} was expanded")
-        self._service.submitted(stored, len(cluster.proc_ads))
-        return JsonReply({"cluster": stored, "first_proc": 0, "num_procs": len(cluster.proc_ads),
-                          "cluster_ad": queue.job_wire(JobId(stored, 0))})
+        self._service.submitted(stored, len(cluster.proc_ads), stored_ads=(cluster.cluster_ad, cluster.proc_ads))
+        return _submit_answer(stored, len(cluster.proc_ads), queue.job_wire_text(JobId(stored, 0)))
+
+    def _owned_by(self, cluster: ClusterToStore, owner: str) -> ClusterToStore:
+        """``cluster`` with its names checked, as ``owner`` submits it (:func:`owned_by`);
+        for an expansion reused from the cache (the same object as the submit before, by
+        the same owner) the result of the submit before, which nothing changes.
+
+        Raises:
+            BadRequest: an attribute name is not a ClassAd identifier.
+        """
+        domain = self._service.schedd_settings.domain
+        last = self._owned
+        if last is not None and last[0] is cluster and last[1] == owner and last[2] == domain:
+            return last[3]
+        owned = owned_by(_bad_request(checked_names, cluster), owner, domain)
+        self._owned = (cluster, owner, domain, owned)
+        return owned
 
     def _factory(self, digest: FactoryDigest, limit: int | None, max_idle: int | None) -> JsonReply:
         """Store a description with max_materialize or max_idle as a job factory (its
@@ -298,6 +322,14 @@ class _ActionRun:
     def _reply(self) -> JsonReply:
         self._service.queue_changed()
         return JsonReply({"changed": self._changed, "refused": self._refused})
+
+
+def _submit_answer(cluster_id: int, num_procs: int, cluster_ad: bytes) -> BytesReply:
+    """The JSON answer of a submit, ``{"cluster", "first_proc", "num_procs", "cluster_ad"}``,
+    written around the cluster ad's JSON text as the queue makes it (not decoded and
+    encoded again: the ad is most of the answer)."""
+    head = f'{{"cluster":{int(cluster_id)},"first_proc":0,"num_procs":{int(num_procs)},"cluster_ad":'
+    return BytesReply(head.encode("ascii") + cluster_ad.rstrip(b"\n") + b"}", JSON_TYPE)
 
 
 def _submit_error(make, *args):

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 
 import attrs
 from twisted.internet import task
 from twisted.internet.defer import DeferredList
 from twisted.logger import Logger
 
+from classad import ClassAd
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
 from daemoncore.security.acting_as import ActingAsError, acting_as
@@ -162,8 +164,13 @@ class ScheddService(DaemonService):
         return table
 
     # --- what routes and the execution side call ---------------------------
-    def submitted(self, cluster_id: int, num_procs: int, first_proc: int = 0) -> None:
-        """Log the Submit event of each new proc, count the submit and advertise soon."""
+    def submitted(self, cluster_id: int, num_procs: int, first_proc: int = 0,
+                  stored_ads: tuple[ClassAd, Sequence[ClassAd]] | None = None) -> None:
+        """Log the Submit event of each new proc, count the submit and advertise soon.
+        ``stored_ads``, the cluster ad and proc ads a new cluster was just stored from,
+        say where its events go without reading the cluster back from the queue."""
+        if stored_ads is not None and cluster_id not in self._cluster_logs:
+            self._cluster_logs[cluster_id] = _stored_log_target(*stored_ads)
         self.metrics.submitted(num_procs)
         now = now_from(self.clock)
         host = f"<{self.address}>"
@@ -446,6 +453,15 @@ def _write_as_owner(writer: EventLogWriter, owner: str | None, events: list[Even
             writer.write(events)
     except (NoOwnerAccountError, ActingAsError) as exc:
         raise EventLogError(f"event log {writer.path} not written: {exc}") from None
+
+
+def _stored_log_target(cluster_ad: ClassAd, proc_ads: Sequence[ClassAd]) -> LogTarget | None:
+    """What :meth:`ScheddService._cluster_log` reads back for a cluster stored from
+    ``cluster_ad`` and ``proc_ads``: the cluster's own log, or ``PER_PROC`` when a proc
+    sets its own UserLog, Iwd, log format or Owner."""
+    if any(key in proc for proc in proc_ads for key in _LOG_KEYS):
+        return PER_PROC
+    return log_target({key: (key, cluster_ad.expression(key)) for key in _LOG_KEYS if key in cluster_ad})
 
 
 def _cluster_log_target(cluster_text: str) -> LogTarget | None:

@@ -38,9 +38,10 @@ from schedd.queue.stored import (
     ChangeTexts,
     Entries,
     decode_entries,
+    decode_expression,
     derive,
     encode_ad,
-    encode_cluster_ad,
+    encode_cluster,
     encode_entries,
     encode_texts,
     merge,
@@ -144,22 +145,28 @@ class JobQueue(JobSelecting):
             if not isinstance(proc, ClassAd):
                 raise BadJobAdError(f"proc ad {index} must be a ClassAd, not {type(proc).__name__}")
         now = now_from(self.clock)
-        common = cluster_ad.copy()
-        for name, value in (("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now)):
-            if name not in common and not all(name in proc for proc in procs):
-                common[name] = value
+        added = [(name, python_to_node(value))
+                 for name, value in (("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now))
+                 if name not in cluster_ad and not all(name in proc for proc in procs)]
         with self.db.atomic():
             cluster_id = self.db.allocate_cluster_id()
-            common["ClusterId"] = cluster_id
-            common_text = encode_cluster_ad(common)
+            # derived, not copied: the cluster ad's entries are shared, never changed
+            common = cluster_ad.derive([*added, ("ClusterId", python_to_node(cluster_id))])
+            common_text, pairs = encode_cluster(common)
             self.db.insert_cluster(cluster_id, common_text)
-            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common, common_text=common_text))
+            entries = {key: (pairs[key][0], decode_expression(pairs[key][1])) for key in _SUBMITTER_KEYS if key in pairs}
+            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common, cluster_entries=entries))
+        self._keep_pairs(cluster_id, pairs)
         return cluster_id
 
     def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd, first_proc: int = 0,
-                   common_text: str | None = None):
+                   cluster_entries: Entries | None = None):
+        """The job rows of ``procs`` (numbered from ``first_proc``) in a cluster of common
+        attributes ``common``, whose submitter entries (:data:`_SUBMITTER_KEYS`, as read
+        back from its stored text) the caller may give."""
         status, owner, qdate = (common.evaluate(name) for name in ("JobStatus", "Owner", "QDate"))
-        cluster_entries = decode_entries(common_text or encode_ad(common), _SUBMITTER_KEYS)
+        if cluster_entries is None:
+            cluster_entries = decode_entries(encode_ad(common), _SUBMITTER_KEYS)
         cluster_submitter = submitter_in(cluster_entries, {})
         new_proc_text = new_proc_encoder(self.schedd_name, cluster_id, qdate)
         for proc_id, proc in enumerate(procs, first_proc):
@@ -307,6 +314,12 @@ class JobQueue(JobSelecting):
             cached = self._cluster_cache[cluster_id] = (entries, merge(entries, {}))
         return cached
 
+    def _keep_pairs(self, cluster_id: int, pairs: dict[str, tuple[str, str]]) -> None:
+        """Keep a cluster's stored pairs as :meth:`_stored_pairs` would read them back."""
+        if len(self._cluster_pairs) > 256:
+            self._cluster_pairs.clear()
+        self._cluster_pairs[cluster_id] = pairs
+
     def _stored_pairs(self, cluster_id: int) -> dict[str, tuple[str, str]]:
         """A cluster's stored ``(name, text)`` pairs by lower-case name, kept for its procs."""
         pairs = self._cluster_pairs.get(cluster_id)
@@ -347,10 +360,18 @@ class JobQueue(JobSelecting):
         Raises:
             JobNotFoundError: no such job in the queue.
         """
+        return json.loads(self.job_wire_text(job_id))
+
+    def job_wire_text(self, job_id: JobId) -> bytes:
+        """:meth:`job_wire` as its JSON text (UTF-8, one line with its newline), undecoded.
+
+        Raises:
+            JobNotFoundError: no such job in the queue.
+        """
         row = self.db.get_job(job_id.cluster, job_id.proc)
         if row is None:
             raise JobNotFoundError(f"job {job_id} is not in the queue")
-        return json.loads(job_line(self._stored_pairs(row.cluster_id), stored_pairs(row.attrs), None, self._wire))
+        return job_line(self._stored_pairs(row.cluster_id), stored_pairs(row.attrs), None, self._wire)
 
     def status_of(self, job_id: JobId) -> JobStatus:
         """One job's ``JobStatus``, read from its row without decoding its ad (the shadow

@@ -41,18 +41,51 @@ _CLUSTER_TEXTS: dict[int, tuple[object, str]] = {}
 MAX_CLUSTER_TEXTS = 4096
 
 
+#: The JSON text of attribute names met in cluster ads (the table starts over when full).
+_NAME_JSON: dict[str, str] = {}
+#: An ad's keys as its entries hold them -> the same keys in HTCondor's order (name length,
+#: then name ignoring case, as ``ClassAd.__iter__``): a cluster submitted again has the same keys.
+_KEY_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
+#: Forget every remembered key order when this many are held.
+MAX_KEY_ORDERS = 256
+
+
 def encode_cluster_ad(ad: ClassAd) -> str:
     """:func:`encode_ad` of a cluster ad, each expression unparsed once while remembered."""
-    pairs = []
-    for name in ad:
-        node = ad.expression(name)
+    return encode_cluster(ad)[0]
+
+
+def encode_cluster(ad: ClassAd) -> tuple[str, dict[str, tuple[str, str]]]:
+    """:func:`encode_cluster_ad`'s text, and its ``(name, text)`` pairs by lower-case name
+    (what reading the text back gives). Each expression is unparsed and JSON-quoted once
+    while remembered, and the text is joined from those pieces without a JSON encoder."""
+    entries = ad.entries_by_key()
+    keys = tuple(entries)
+    order = _KEY_ORDERS.get(keys)
+    if order is None:
+        if len(_KEY_ORDERS) >= MAX_KEY_ORDERS:
+            _KEY_ORDERS.clear()
+        order = _KEY_ORDERS[keys] = tuple(sorted(keys, key=lambda key: (len(key), key)))
+    pairs: dict[str, tuple[str, str]] = {}
+    parts = []
+    for key in order:
+        entry = entries[key]
+        node = entry.expr
         known = _CLUSTER_TEXTS.get(id(node))
         if known is None or known[0] is not node:
             if len(_CLUSTER_TEXTS) >= MAX_CLUSTER_TEXTS:
                 _CLUSTER_TEXTS.clear()
-            known = _CLUSTER_TEXTS[id(node)] = (node, unparse_expr(node))
-        pairs.append([name, known[1]])
-    return _ENCODE(pairs)
+            text = unparse_expr(node)
+            known = _CLUSTER_TEXTS[id(node)] = (node, text, _QUOTE(text))
+        name = entry.name
+        quoted = _NAME_JSON.get(name)
+        if quoted is None:
+            if len(_NAME_JSON) >= MAX_CLUSTER_TEXTS:
+                _NAME_JSON.clear()
+            quoted = _NAME_JSON[name] = _QUOTE(name)
+        pairs[key] = (name, known[1])
+        parts.append(f"[{quoted},{known[2]}]")
+    return "[" + ",".join(parts) + "]", pairs
 
 
 def encode_new_proc(proc_id: int, global_job_id: str) -> str:

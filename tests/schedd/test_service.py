@@ -222,3 +222,22 @@ def test_a_refused_action_in_batches_is_a_403_that_changed_nothing(call, tmp_pat
     refused = call("/v1/jobs/act", {"action": "Remove", "ids": ["1", "2"]}, "alice")
     assert refused.status == 403
     assert len(call("/v1/jobs/query", {}).lines()) == 6
+
+
+def test_the_submit_answer_is_json_with_the_stored_cluster_ad(call, schedd, tmp_path):
+    """The submit answer, written around the queue's own JSON of the job, reads as the
+    job's wire ad, non-ASCII values and all, and its event log target is the stored one's."""
+    from daemoncore.wire.adcodec import ad_to_json
+    from jobmodel.states import JobId
+    from schedd.service import PER_PROC
+
+    response = submit(call, tmp_path, "executable = /bin/echo\narguments = \u00e9t\u00e9\nlog = a.log\nqueue 2\n")
+    answer = response.json()
+    assert (answer["cluster"], answer["first_proc"], answer["num_procs"]) == (1, 0, 2)
+    assert answer["cluster_ad"] == ad_to_json(schedd.queue.get_job(JobId(1, 0)))
+    assert schedd._cluster_logs[1].path == str(tmp_path / "a.log")
+    submit(call, tmp_path, "executable = /bin/echo\nlog = b$(Process).log\nqueue 2\n")
+    assert schedd._cluster_logs[2] is PER_PROC
+    kept = dict(schedd._cluster_logs)
+    schedd._cluster_logs.clear()  # read back from the queue, they are the same
+    assert {cluster: schedd._cluster_log(cluster) for cluster in kept} == kept

@@ -29,3 +29,20 @@ def test_a_cluster_ad_is_written_as_encode_ad_writes_it_first_and_remembered(mon
     ad["Args"] = "61"
     assert stored.encode_cluster_ad(ad) == stored.encode_ad(ad)
     assert len(stored._CLUSTER_TEXTS) <= 3
+
+
+def test_a_cluster_ad_is_encoded_as_encode_ad_encodes_it_with_its_pairs():
+    """encode_cluster writes the text encode_ad writes (HTCondor's order, escapes, non-ASCII)
+    and gives the pairs reading it back gives, however the ad's keys were inserted."""
+    import json
+
+    from classad import ClassAd
+    from schedd.queue.stored import encode_ad, encode_cluster
+
+    ads = [ClassAd({"Zed": 1, "a": 'say "hi"', "Cmd": "/bin/\u00e9t\u00e9", "Req": ClassAd({"x": 2})}),
+           ClassAd('[ Foo = 1 + 2; bar = "q"; Zed = {1, 2}; a = undefined; Rank = MY.x * 2.5 ]')]
+    ads.append(ads[1].derive([("Extra", ads[0].expression("a"))], deleted=["bar"]))
+    for ad in ads * 2:  # the second time from what is remembered
+        text, pairs = encode_cluster(ad)
+        assert text == encode_ad(ad)
+        assert pairs == {name.lower(): (name, value) for name, value in json.loads(text)}
