@@ -18,6 +18,7 @@ from daemoncore.daemon import DaemonSettings, ServiceFactory
 from daemoncore.security import SecurityError
 from daemoncore.security.pool_trust import trust_watcher_from_config
 from daemoncore.security.revocation_watch import watcher_from_config
+from daemoncore.stall_watch import stall_watch_from_config
 
 _log = Logger()
 
@@ -112,6 +113,9 @@ def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list
                                               read=daemon.revocation_source()))
         daemon.addService(trust_watcher_from_config(config, reactor, settings.update_interval,
                                                     fetch=daemon.trust_source()))
+        stall_watch = stall_watch_from_config(config, reactor)
+        if stall_watch is not None:
+            daemon.addService(stall_watch)
     except (ConfigError, SecurityError) as exc:
         print(f"roost {daemon_type.lower()}: {exc}", file=sys.stderr)
         return 2
