@@ -119,7 +119,7 @@ class ScheddRoutes:
         else:
             raise BadRequest("give $.description (submit description text) or $.cluster_ad and $.proc_ads")
         cluster = self._owned_by(cluster, owner)
-        cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id())
+        cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id() if cluster_id is None else cluster_id)
         if spool:  # held (code 16) until roost submit -spool sends each proc's input files
             cluster = held_for_input(cluster)
         try:

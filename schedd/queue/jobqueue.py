@@ -29,7 +29,7 @@ from jobmodel.errors import (
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
 from schedd.queue import factory
-from schedd.queue.answers import WireText, answer_blocks, job_line, stored_pairs, wanted_order
+from schedd.queue.answers import WireText, answer_blocks, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selecting import JobSelecting
@@ -50,6 +50,7 @@ from schedd.queue.stored import (
     submitter_in,
     value_in,
 )
+from schedd.queue.whole_ad_text import WholeAdText
 
 #: Rows in the first page of a query by status (later pages double).
 FIRST_STATUS_PAGE = 16
@@ -122,6 +123,7 @@ class JobQueue(JobSelecting):
         self._cluster_pairs: dict[int, dict[str, tuple[str, str]]] = {}
         #: Wire JSON of stored texts, kept across submit replies (bounded, see WireText).
         self._wire = WireText()
+        self._whole_ad = WholeAdText(self._wire)
         self.db.add_submitter_column(_stored_submitter)
 
     def close(self) -> None:
@@ -371,7 +373,7 @@ class JobQueue(JobSelecting):
         row = self.db.get_job(job_id.cluster, job_id.proc)
         if row is None:
             raise JobNotFoundError(f"job {job_id} is not in the queue")
-        return job_line(self._stored_pairs(row.cluster_id), stored_pairs(row.attrs), None, self._wire)
+        return self._whole_ad.line(self._stored_pairs(row.cluster_id), stored_pairs(row.attrs))
 
     def status_of(self, job_id: JobId) -> JobStatus:
         """One job's ``JobStatus``, read from its row without decoding its ad (the shadow
