@@ -4,6 +4,8 @@ store; every bad input is a 400 that changes nothing. Every stored ad carries
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from twisted.internet.defer import Deferred
 
 from classad import ConstraintError, compile_constraint
@@ -19,7 +21,7 @@ from daemoncore.reactor_turns import turn_by_turn
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import MAX_ATTRIBUTES, WireAdError, json_to_node
 from daemoncore.wire.errors import BadRequest, Forbidden
-from daemoncore.wire.request_body import reject_unknown, take, take_list_of
+from daemoncore.wire.request_body import PIECE_BYTES, parse_json_object_in_pieces, reject_unknown, take, take_list_of
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 
 #: Types of JSON values that are ClassAd literals whatever they hold (a string is one
@@ -50,13 +52,20 @@ class CollectorRoutes:
         }
 
     def advertise(self, request: ApiRequest) -> JsonReply | Deferred:
-        """Store every ad of the body, or none if any is bad. An update of more than
-        ``ADS_PER_TURN`` ads is checked, then stored, a slice per reactor turn, so a
+        """Store every ad of the body, or none if any is bad. A large body is decoded a
+        piece per reactor turn (:func:`parse_json_object_in_pieces`), and an update of
+        more than ``ADS_PER_TURN`` ads is checked, then stored, a slice per turn, so a
         startd of many slots or a bulk load does not hold queries back."""
         ad_type = _ad_type(request)
         if ad_type == ANY:
             raise BadRequest("ads cannot be advertised as type Any; name their type (e.g. Machine)")
-        body = request.json()
+        if len(request.body) <= PIECE_BYTES:
+            return self._advertise(request, ad_type, request.json())
+        decoded = _last_in_turns(self._store.clock, parse_json_object_in_pieces(request.body))
+        return decoded.addCallback(lambda body: self._advertise(request, ad_type, body))
+
+    def _advertise(self, request: ApiRequest, ad_type: str, body: dict) -> JsonReply | Deferred:
+        """:meth:`advertise` of the decoded ``body``."""
         reject_unknown(body, {"ads", "private"})
         ads = take(body, "ads", list)
         private = take(body, "private", bool, False)
@@ -180,6 +189,27 @@ class CollectorRoutes:
         except WireAdError as exc:  # a 500 as raised (it keeps ApiError's default status)
             raise BadRequest(str(exc)) from None
         return None, wire
+
+
+def _last_in_turns(clock, work: Iterator) -> Deferred:
+    """Advance ``work`` once now and once in each later reactor turn (``clock.callLater(0)``)
+    until it ends; fires with the last value it yielded, or fails with what it raised."""
+    done: Deferred = Deferred()
+    last: list = [None]
+
+    def next_turn() -> None:
+        try:
+            last[0] = next(work)
+        except StopIteration:
+            done.callback(last[0])
+            return
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
+            done.errback(exc)
+            return
+        clock.callLater(0, next_turn)
+
+    next_turn()
+    return done
 
 
 def _segmented(ad_type: str, screen: Screen, limit: int | None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 from daemoncore.wire.errors import BadRequest
 
@@ -12,6 +13,13 @@ _MISSING = object()
 
 #: A ``\\uD800``-``\\uDFFF`` escape: only then can a parsed string hold a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+#: Text of a large body decoded per piece by :func:`parse_json_object_in_pieces` (about
+#: 10 ms of ``json`` decoding on these machines).
+PIECE_BYTES = 1024 * 1024
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
 
 _TYPE_NAMES = {
     str: "a string", int: "an integer", bool: "true or false", list: "a list",
@@ -33,6 +41,113 @@ def parse_json_object(raw: bytes) -> dict:
     if not isinstance(value, dict):
         raise BadRequest(f"request body must be a JSON object, got {_describe(value)}")
     return value
+
+
+def parse_json_object_in_pieces(raw: bytes, piece_bytes: int = PIECE_BYTES) -> Iterator[dict | None]:
+    """:func:`parse_json_object` in pieces, for a daemon that must not hold its reactor
+    for the whole of a large body (a 15 MB update decodes in 110-150 ms): yields None
+    after each piece of about ``piece_bytes`` of text, then the object. The object's
+    members, and the items of a member that is a list (the ads of an update), are
+    decoded one by one; anything deeper, or a body that is not UTF-8 text opening with
+    ``{``, is decoded whole.
+
+    Raises:
+        BadRequest: as :func:`parse_json_object`, when the generator is advanced.
+    """
+    if len(raw) <= piece_bytes or not raw.lstrip()[:1] == b"{":
+        yield parse_json_object(raw)
+        return
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"request body is not UTF-8: {exc}") from None
+    value: dict = {}
+    try:
+        yield from _object_members(text, value, piece_bytes)
+    except json.JSONDecodeError as exc:
+        raise BadRequest(
+            f"request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise BadRequest("request body nests JSON too deeply") from None
+    except ValueError as exc:  # json's int() of a number past sys.get_int_max_str_digits()
+        raise BadRequest(f"request body holds a number too long to read: {_first_line(exc)}") from None
+    if _SURROGATE_ESCAPE.search(raw):
+        _refuse_lone_surrogates(value, "$")
+    yield value
+
+
+def _object_members(text: str, into: dict, piece_bytes: int) -> Iterator[None]:
+    """Decode the JSON object that is all of ``text`` into ``into``, yielding None each
+    time about ``piece_bytes`` more of it is decoded.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not one JSON object.
+    """
+    marks = {"next": piece_bytes}
+    at = _skip(text, 0) + 1  # past the "{" the caller saw
+    at = _skip(text, at)
+    if text[at:at + 1] == "}":
+        at += 1
+    else:
+        while True:
+            if text[at:at + 1] != '"':
+                raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, at)
+            key, at = _DECODER.raw_decode(text, at)
+            at = _skip(text, at)
+            if text[at:at + 1] != ":":
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
+            at = _skip(text, at + 1)
+            if text[at:at + 1] == "[":
+                items: list = []
+                for at in _list_items(text, at, items):
+                    if at >= marks["next"]:
+                        marks["next"] = at + piece_bytes
+                        yield None
+                into[key] = items
+            else:
+                into[key], at = _value(text, at)
+            at = _skip(text, at)
+            if text[at:at + 1] == "}":
+                at += 1
+                break
+            if text[at:at + 1] != ",":
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+            at = _skip(text, at + 1)
+    if _skip(text, at) != len(text):
+        raise json.JSONDecodeError("Extra data", text, _skip(text, at))
+
+
+def _list_items(text: str, at: int, into: list) -> Iterator[int]:
+    """Decode the JSON list opening at ``at`` into ``into``, item by item, yielding
+    where each item ends and, last, where the list ends."""
+    at = _skip(text, at + 1)
+    if text[at:at + 1] == "]":
+        yield at + 1
+        return
+    while True:
+        item, at = _value(text, at)
+        into.append(item)
+        yield at
+        at = _skip(text, at)
+        if text[at:at + 1] == "]":
+            yield at + 1
+            return
+        if text[at:at + 1] != ",":
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        at = _skip(text, at + 1)
+
+
+def _value(text: str, at: int) -> tuple[object, int]:
+    try:
+        return _DECODER.raw_decode(text, at)
+    except StopIteration:  # raw_decode's way of saying nothing decodable starts here
+        raise json.JSONDecodeError("Expecting value", text, at) from None
+
+
+def _skip(text: str, at: int) -> int:
+    """Where the JSON whitespace at ``at`` ends."""
+    return _WHITESPACE.match(text, at).end()
 
 
 def _parse_json(raw: bytes) -> object:

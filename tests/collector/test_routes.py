@@ -231,8 +231,8 @@ def test_queries_are_answered_between_the_slices_of_a_large_update():
     clock = TurnClock()
     store = AdStore(clock)
     names = [f"slot{n}@big" for n in range(3 * ADS_PER_TURN)]
-    request = SimpleNamespace(params={"ad_type": "Machine"}, identity=None,
-                              json=lambda: json.loads(json.dumps({"ads": slots(*names)})))
+    raw = json.dumps({"ads": slots(*names)}).encode()
+    request = SimpleNamespace(params={"ad_type": "Machine"}, identity=None, body=raw, json=lambda: json.loads(raw))
     answered = []
     CollectorRoutes(store, CollectorMetrics(store)).advertise(request).addCallback(answered.append)
     held = [store.counts(False).get("Machine", 0)]
@@ -241,3 +241,44 @@ def test_queries_are_answered_between_the_slices_of_a_large_update():
         held.append(store.counts(False).get("Machine", 0))
     assert answered and answered[0].body == {"updated": len(names)}
     assert [count for count in held if count] == [ADS_PER_TURN, 2 * ADS_PER_TURN, 3 * ADS_PER_TURN]
+
+
+def test_a_large_body_is_decoded_a_piece_per_turn():
+    """An update whose body is several pieces long is decoded over several reactor
+    turns (nothing stored meanwhile), then stored whole; a bad ad in its last piece
+    still refuses all of it."""
+    import json
+    from types import SimpleNamespace
+
+    from collector.metrics import CollectorMetrics
+    from collector.routes import CollectorRoutes
+    from collector.store import AdStore
+    from daemoncore.wire.errors import BadRequest
+    from daemoncore.wire.request_body import PIECE_BYTES
+    from tests.support.turns import TurnClock
+
+    def advertise(ads):
+        clock = TurnClock()
+        store = AdStore(clock)
+        raw = json.dumps({"ads": ads}).encode()
+        assert len(raw) > 3 * PIECE_BYTES
+        request = SimpleNamespace(params={"ad_type": "Machine"}, identity=None, body=raw, json=lambda: json.loads(raw))
+        outcome = []
+        CollectorRoutes(store, CollectorMetrics(store)).advertise(request).addBoth(outcome.append)
+        turns = 0
+        while clock.pending and not store.counts(False):
+            clock.turn()
+            turns += 1
+        while clock.pending:
+            clock.turn()
+        return outcome[0], store.counts(False).get("Machine", 0), turns
+
+    filler = "x" * 400
+    names = [f"slot{n}@big" for n in range(10_000)]
+    reply, held, turns = advertise(slots(*names, Filler=filler))
+    assert (reply.body, held) == ({"updated": len(names)}, len(names))
+    assert turns >= 3
+    bad = slots(*names, Filler=filler)
+    bad[-1]["Name"] = 7
+    refused, held, _ = advertise(bad)
+    assert (refused.check(BadRequest), held) == (BadRequest, 0)

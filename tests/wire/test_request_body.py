@@ -1,9 +1,17 @@
 """Tests for daemoncore.wire.request_body."""
 
+import json
+
 import pytest
 
 from daemoncore.wire.errors import BadRequest
-from daemoncore.wire.request_body import parse_json_object, reject_unknown, take, take_list_of
+from daemoncore.wire.request_body import (
+    parse_json_object,
+    parse_json_object_in_pieces,
+    reject_unknown,
+    take,
+    take_list_of,
+)
 
 
 def test_invalid_json_names_line_and_column():
@@ -75,3 +83,44 @@ def test_deep_nesting_is_a_400():
     """Arrays nested 100,000 deep are refused as too deep."""
     with pytest.raises(BadRequest, match="too deeply"):
         parse_json_object(b"[" * 100_000 + b"]" * 100_000)
+
+
+def _in_pieces(raw: bytes, piece_bytes: int = 64) -> tuple[object, int]:
+    """What parse_json_object_in_pieces ends with, and how many pieces came before."""
+    *pieces, last = parse_json_object_in_pieces(raw, piece_bytes)
+    assert all(piece is None for piece in pieces)
+    return last, len(pieces)
+
+
+@pytest.mark.parametrize("body", [
+    {"ads": [{"Name": f"slot{n}@a", "Nested": [1, {"x": None}], "Text": "\u00e9\n"} for n in range(30)]},
+    {"a": 1, "ads": [], "b": {"c": [1.5, True]}, "ads2": [[], [[]]]},
+    {},
+])
+@pytest.mark.parametrize("dump", [json.dumps, lambda body: json.dumps(body, indent=2),
+                                  lambda body: " \n" + json.dumps(body, separators=(",", ":")) + "\r\n"])
+def test_a_body_decoded_in_pieces_is_the_body_decoded_whole(body, dump):
+    """Pieces or not, the same object, whatever the spacing."""
+    raw = dump(body).encode()
+    assert _in_pieces(raw)[0] == parse_json_object(raw) == body
+
+
+def test_a_large_list_is_decoded_a_piece_at_a_time():
+    """A body many pieces long yields one None per piece of about the piece size."""
+    raw = json.dumps({"ads": [{"Name": "x" * 50}] * 100}).encode()
+    assert _in_pieces(raw, 1000)[1] in range(len(raw) // 1000 - 1, len(raw) // 1000 + 2)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"ads": [1, 2, ]}', b'{"ads": [1 2]}', b'{"ads": [1]} x', b'{"ads": [1]', b'{"a" 1}', b"{ads: 1}",
+    b'{"ads": [1], }', b'{"a": nope}', b'{"a": "\\ud800"}', b'{"a": ' + b"1" * 5000 + b"}",
+    b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", b'{"a": "\xff"}',
+])
+def test_a_body_refused_whole_is_refused_in_pieces_alike(raw):
+    """The same 400, with the same words, as decoding the body whole gives."""
+    raw = raw + b" " * 64  # longer than one piece
+    with pytest.raises(BadRequest) as whole:
+        parse_json_object(raw)
+    with pytest.raises(BadRequest) as pieces:
+        _in_pieces(raw)
+    assert str(pieces.value) == str(whole.value)
