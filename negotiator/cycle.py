@@ -265,6 +265,10 @@ def negotiate(slots: Sequence[ClassAd], submitters: Sequence[Submitter], account
     for group in order:
         members = by_group[group]
         _spin_pie(state, members, limits.get(group, 0.0) - usage[group], settings.max_spins)
+    regrouped = [s for g in order if settings.groups.autoregroups(g) for s in by_group[g]]
+    if regrouped:  # HTCondor's autoregroup: one more turn as if in <none>, for what is left
+        again = by_group.get(NO_GROUP, []) + regrouped
+        _spin_pie(state, [s for s in again if state.demand_left(s)], pool.available_weight(), settings.max_spins)
     phase = state.preempt(slots, submitters, settings, available)
     unmatched = {k: v for k, v in state.left.items() if v > 0}
     reasons = phase.explain()

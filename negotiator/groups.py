@@ -10,6 +10,9 @@ static children). Children asking for more than their parent are scaled down, un
 (default: their quotas, HTCondor's proportional rule). ``GROUP_LIMIT_<g>`` (cores) is a
 ceiling no allocation passes, surplus or not (KAI's queue limit). The users of a node
 that are in no child group (``<none>`` at the top) share the rest like one more child.
+A group with ``GROUP_AUTOREGROUP[_<g>]`` negotiates a second time, with the users in
+no group, for whatever the pool still has once every group had its turn (its usage
+still charged to its users).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ class GroupSettings:
     allow_oversubscription: bool = False
     limits: Mapping[str, float] = attrs.field(factory=dict)
     surplus_weights: Mapping[str, float] = attrs.field(factory=dict)
+    autoregroup: Mapping[str, bool] = attrs.field(factory=dict)
+    autoregroup_default: bool = False
 
     def __attrs_post_init__(self) -> None:
         for knob, values in (("GROUP_LIMIT", self.limits), ("GROUP_SURPLUS_WEIGHT", self.surplus_weights)):
@@ -58,7 +63,7 @@ class GroupSettings:
             SettingsError: a quota is out of range.
         """
         names = tuple(g.lower() for g in config.param_list("GROUP_NAMES", []))
-        static, dynamic, surplus, limits, weights = {}, {}, {}, {}, {}
+        static, dynamic, surplus, limits, weights, regroup = {}, {}, {}, {}, {}, {}
         for group in names:
             for knob, into in (("GROUP_LIMIT", limits), ("GROUP_SURPLUS_WEIGHT", weights)):
                 value = config.param_float(f"{knob}_{group}")
@@ -70,12 +75,14 @@ class GroupSettings:
             value = config.param_float(f"GROUP_QUOTA_DYNAMIC_{group}")
             if value is not None:
                 dynamic[group] = value
-            flag = config.param_bool(f"GROUP_ACCEPT_SURPLUS_{group}")
-            if flag is not None:
-                surplus[group] = flag
+            for knob, into in (("GROUP_ACCEPT_SURPLUS", surplus), ("GROUP_AUTOREGROUP", regroup)):
+                flag = config.param_bool(f"{knob}_{group}")
+                if flag is not None:
+                    into[group] = flag
         return cls(names, static, dynamic, surplus,
                    config.param_bool("GROUP_ACCEPT_SURPLUS", False),
-                   config.param_bool("NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", False), limits, weights)
+                   config.param_bool("NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", False), limits, weights,
+                   regroup, config.param_bool("GROUP_AUTOREGROUP", False))
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -84,6 +91,12 @@ class GroupSettings:
 
     def accepts_surplus(self, group: str) -> bool:
         return self.accept_surplus.get(group, self.accept_surplus_default)
+
+    def autoregroups(self, group: str) -> bool:
+        """Whether ``group``'s users negotiate again with the users in no group (never
+        for a group with a ``GROUP_LIMIT``, a ceiling no allocation passes)."""
+        return (group != NO_GROUP and group not in self.limits
+                and self.autoregroup.get(group, self.autoregroup_default))
 
     def limit(self, group: str) -> float:
         """``GROUP_LIMIT_<group>`` in cores (no limit when unset)."""

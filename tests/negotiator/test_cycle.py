@@ -119,3 +119,29 @@ def test_group_accepting_surplus_uses_idle_quota(tmp_path):
     groups = GroupSettings(names, {"group_a": 2, "group_b": 8}, accept_surplus={"group_a": True})
     result = negotiate(slots(10), [submitter("group_a.u@x", 50)], acct, CycleSettings(groups=groups))
     assert per_submitter(result) == {"group_a.u@x": 10}
+
+
+def _group_a_cycle(tmp_path, groups, others=()):
+    acct = Accountant(AccountantDatabase(str(tmp_path / "r.db")), Clock(), AccountantSettings(group_names=groups.names))
+    subs = [submitter("group_a.u@x", 50), *others]
+    return per_submitter(negotiate(slots(10), subs, acct, CycleSettings(groups=groups)))
+
+
+@pytest.mark.parametrize("regroup, expected", [(False, 3), (True, 10)])
+def test_an_autoregroup_group_takes_what_is_left_after_its_quota(tmp_path, regroup, expected):
+    """GROUP_AUTOREGROUP: a group over its quota of 3 negotiates again as if in no group,
+    for the 7 slots nobody else took; without it, it stops at its quota."""
+    groups = GroupSettings(("group_a",), {"group_a": 3}, autoregroup_default=regroup)
+    assert _group_a_cycle(tmp_path, groups) == {"group_a.u@x": expected}
+
+
+def test_users_in_no_group_are_served_before_the_autoregroup_turn(tmp_path):
+    """The second turn only gets what the users in no group left: here nothing."""
+    groups = GroupSettings(("group_a",), {"group_a": 3}, autoregroup={"group_a": True})
+    assert _group_a_cycle(tmp_path, groups, [submitter("c@x", 50)]) == {"group_a.u@x": 3, "c@x": 7}
+
+
+def test_a_group_limit_is_not_passed_by_autoregroup(tmp_path):
+    """GROUP_LIMIT is a ceiling no allocation passes, the autoregroup turn included."""
+    groups = GroupSettings(("group_a",), {"group_a": 3}, limits={"group_a": 5}, autoregroup_default=True)
+    assert _group_a_cycle(tmp_path, groups) == {"group_a.u@x": 3}

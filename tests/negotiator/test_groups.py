@@ -3,6 +3,7 @@
 import pytest
 
 from daemoncore.config import Config
+from negotiator.accountant import NO_GROUP
 from negotiator.errors import SettingsError
 from negotiator.groups import GroupSettings, allocations, quotas
 
@@ -93,3 +94,14 @@ def test_limit_and_weight_from_config_and_checked():
     assert settings.limit("group_b") == float("inf")
     with pytest.raises(SettingsError, match="GROUP_LIMIT_group_a"):
         GroupSettings(("group_a",), {"group_a": 1}, limits={"group_a": -1})
+
+
+def test_autoregroup_from_config_per_group_over_the_default():
+    """GROUP_AUTOREGROUP sets the default and GROUP_AUTOREGROUP_<g> overrides it; users in
+    no group never 'regroup'."""
+    config = Config.from_text("GROUP_NAMES = group_a, group_b\nGROUP_QUOTA_group_a = 1\nGROUP_QUOTA_group_b = 1\n"
+                              "GROUP_AUTOREGROUP = True\nGROUP_AUTOREGROUP_group_b = False\n")
+    settings = GroupSettings.from_config(config)
+    assert settings.autoregroups("group_a") and not settings.autoregroups("group_b")
+    assert not settings.autoregroups(NO_GROUP)
+    assert not GroupSettings.from_config(Config.from_text("GROUP_NAMES = group_a\n")).autoregroups("group_a")
