@@ -52,13 +52,19 @@ def roost(env: dict, *args: str) -> str:
 
 
 def daemon_processes(master_pid: int) -> dict[str, psutil.Process]:
-    """The pool's schedd and startd processes, found under the master."""
+    """The pool's schedd and startd processes, found under the master, and the startd's
+    job launcher (``launcher``, a root startd's: it starts the jobs, so its CPU, with
+    theirs, is the startd's work done elsewhere)."""
     found = {}
     for child in psutil.Process(master_pid).children():
         line = " ".join(child.cmdline())
         for name in ("schedd", "startd"):
             if f"-m {name}" in line or f"{name}/__main__" in line or line.endswith(name):
                 found[name] = child
+    if "startd" in found:
+        for child in found["startd"].children():
+            if any(part.endswith("launcher_process.py") for part in child.cmdline()):
+                found["launcher"] = child
     return found
 
 
@@ -97,6 +103,8 @@ def run_phase(submit, work: str, name: str, text: str, count: int, procs: dict, 
     first = wait_for_terminated(os.path.join(work, f"{name}.log"), count, timeout, began)
     elapsed = time.monotonic() - began
     cpu = {n: (cpu_seconds(p) - before[n]) / count for n, p in procs.items()}
+    if "launcher" in cpu and "startd" in cpu:
+        cpu["startd+launcher"] = cpu["startd"] + cpu["launcher"]
     running = max(elapsed - first, 1e-9)
     print(f"{name}: {count} jobs in {elapsed:.1f} s = {count / elapsed:.1f} jobs/s; "
           + ", ".join(f"{n} {c * 1000:.1f} ms CPU/job" for n, c in sorted(cpu.items()))

@@ -32,6 +32,7 @@ from startd.claim_leases import job_lease_of
 from startd.errors import StarterError
 from startd.gpu_sharing import GpuSharing
 from startd.job_account import JobAccount
+from startd.job_launcher import JobLauncher
 from startd.schedd_link import ScheddLink
 from startd.self_checkpoint import carried, first_checkpoint_number, is_checkpoint_exit
 from startd.starter import JobOutcome, Starter
@@ -75,6 +76,8 @@ class RunSettings:
     #: How long the execute report waits for the job to end (0: it goes at once). A job
     #: that ends by then has its start told by its exit report, one round trip fewer.
     execute_report_delay: float = 0.0
+    #: Starts the jobs that run as another user (a root startd's), None: the startd forks them itself.
+    launcher: JobLauncher | None = attrs.field(default=None, eq=False)
 
 
 def starter_job_ad(job: classad.ClassAd, transferred_executable: str | None) -> classad.ClassAd:
@@ -294,7 +297,8 @@ class JobRun:
         self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
                                sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
                                sample_interval=self.settings.sample_interval, transferred=True,
-                               account=self.account, gpu_sharing=self.settings.gpu_sharing)
+                               account=self.account, gpu_sharing=self.settings.gpu_sharing,
+                               launcher=self.settings.launcher)
         return self.starter.start()
 
     def _segment_ended(self, outcome: JobOutcome) -> JobOutcome:

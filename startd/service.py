@@ -38,6 +38,7 @@ from startd.gpu_enforcement import build_gpu_enforcement
 from startd.gpu_metrics import GpuMetrics, no_usage
 from startd.gpu_monitor import GpuMonitor
 from startd.job_account import JobAccount, RunAsPolicy, choose_account
+from startd.job_launcher import JobLauncher
 from startd.job_run import DEFAULT_USAGE_INTERVAL, JobRun, RunSettings
 from startd.mps import MpsDaemons
 from startd.preemption import PreemptPolicy
@@ -245,9 +246,25 @@ class StartdService(DaemonService):
         """Start serving, and check the claims' leases, a drain's retirement times and preempted
         claims every second."""
         super().startService()
+        self._start_launcher()
         self._lease_loop.start(LEASE_CHECK_INTERVAL, now=False)
         if self.gpu_monitor is not None:
             self.gpu_monitor.start()
+
+    def _start_launcher(self) -> None:
+        """Start the job launcher now (it would start with the first job otherwise);
+        a failure is logged and jobs start from the startd itself until it is tried again."""
+        launcher = self.run_settings.launcher
+        if launcher is None:
+            return
+        try:
+            launcher.start()
+        except OSError as exc:
+            _log.warn("startd: job launcher not started ({why}); it is tried again with a job", why=exc)
+
+    def _stop_launcher(self) -> None:
+        if self.run_settings.launcher is not None:
+            self.run_settings.launcher.stop()
 
     def stopService(self) -> Deferred:
         """Kill running jobs, quit the MPS daemons, take the slot ads out of the collector, then stop."""
@@ -258,6 +275,7 @@ class StartdService(DaemonService):
         if self._pending_advertise is not None and self._pending_advertise.active():
             self._pending_advertise.cancel()
         endings = DeferredList(self.routes.stop_all("the startd is shutting down"), consumeErrors=True)
+        endings.addCallback(lambda _: self._stop_launcher())
         endings.addCallback(lambda _: self._stop_mps())
         endings.addCallback(lambda _: self._invalidate())
         endings.addCallback(lambda _: DaemonService.stopService(self))
@@ -324,7 +342,8 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
                                  max_job_retirement_time=config.param("MAXJOBRETIREMENTTIME") or "0",
                                  **placement_options(config))
     gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
-    run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing)
+    run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing,
+                                launcher=JobLauncher(reactor) if policy.switch_user else None)
     return StartdService(settings, reactor, table, run_settings, run_as_policy=policy,
                          lease_terms=lease_terms_from(config), gpu_monitor=gpu.monitor, mps_daemons=gpu.mps,
                          preempt_policy=PreemptPolicy.from_config(config, run_settings.vacate_time))

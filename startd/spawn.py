@@ -6,7 +6,9 @@ whole tree can be signalled as one group. Only when the child keeps this process
 ids, though: Python forks for a child that takes another uid, gid or groups (a root
 startd's jobs, run as their owner or ``nobody``), and that fork grows with the
 startd's memory (a /bin/true as another user, same run: 1.3 ms from an 11 MiB
-process, 7 ms from 100 MiB, 29 ms from 200 MiB), all of it on the reactor. Twisted's SIGCHLD handling reaps it:
+process, 7 ms from 100 MiB, 29 ms from 200 MiB), all of it on the reactor. A root startd hands such a child to its job launcher
+(:mod:`startd.job_launcher`), a small process that forks it instead and reports its
+exit; a job that keeps this process's ids is still started here. Twisted's SIGCHLD handling reaps it:
 the child is registered as a reap handler, so its exit fires :attr:`JobProcess.ended`
 with Twisted's own ``ProcessDone``/``ProcessTerminated``; a timer looks as well, in
 case a SIGCHLD was missed (as when the reactor was not running at the time).
@@ -22,6 +24,8 @@ from twisted.internet import error, process, task
 from twisted.internet.defer import Deferred
 
 from daemoncore.security.accounts import Account, can_switch_user
+from startd.errors import StarterError
+from startd.job_launcher import JobLauncher, LauncherUnavailable
 
 #: How often to check for the child's exit ourselves, besides SIGCHLD.
 REAP_CHECK_INTERVAL = 0.5
@@ -51,17 +55,30 @@ class JobProcess:
     """``argv`` run from ``executable`` in ``cwd`` with ``env``, standard streams on
     the three file descriptors ``stdio``, in its own session (its pid is the group id);
     ``reactor`` runs the fallback exit check. When this process is root, the child
-    takes ``account``'s uid, gid and supplementary groups before it runs the job.
+    takes ``account``'s uid, gid and supplementary groups before it runs the job; such a
+    child is started by ``launcher`` when given (and usable), which then reports its exit.
 
     Raises:
         OSError: (from the constructor) the executable could not be run.
     """
 
     def __init__(self, reactor, executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
-                 stdio: Sequence[int], account: Account | None = None) -> None:
+                 stdio: Sequence[int], account: Account | None = None,
+                 launcher: JobLauncher | None = None) -> None:
         self.ended: Deferred = Deferred()
+        self._child: subprocess.Popen | None = None
+        self._check = None
+        who = identity(account)
+        if launcher is not None and who:
+            try:
+                self.pid: int = launcher.spawn(executable, argv, env, cwd, stdio, who)
+            except LauncherUnavailable:
+                pass
+            else:
+                launcher.watch(self.pid, self)
+                return
         self._child = self._start(executable, argv, env, cwd, stdio, account)
-        self.pid: int = self._child.pid
+        self.pid = self._child.pid
         self._check = task.LoopingCall(self.reapProcess)
         self._check.clock = reactor
         # reaps at once (calling processEnded) if the child is already gone
@@ -92,10 +109,17 @@ class JobProcess:
         """The child is reaped: remember it (so ``subprocess`` leaves it alone) and fire ``ended``."""
         if self.ended.called:
             return
-        self._child.returncode = os.waitstatus_to_exitcode(status) if status else 0
-        if self._check.running:
+        if self._child is not None:
+            self._child.returncode = os.waitstatus_to_exitcode(status) if status else 0
+        if self._check is not None and self._check.running:
             self._check.stop()
         self.ended.callback(exit_reason(status))
+
+    def launcher_lost(self, reason: str) -> None:
+        """The launcher that started the child ended before its exit came (the child was
+        killed): ``ended`` fails with :class:`StarterError`, so the run ends as evicted."""
+        if not self.ended.called:
+            self.ended.errback(StarterError(f"job {self.pid}: {reason}"))
 
 
 __all__ = ["JobProcess", "exit_reason", "identity"]

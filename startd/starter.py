@@ -26,6 +26,7 @@ from startd.errors import StarterError
 from startd.gang_environment import gang_environment
 from startd.gpu_sharing import GpuSharing, gpu_environment
 from startd.job_command import job_argv, job_environment
+from startd.job_launcher import JobLauncher
 from startd.job_threads import thread_environment
 from startd.preemption import kill_signal
 from startd.spawn import JobProcess
@@ -103,7 +104,8 @@ class Starter:
     ``sandbox`` is one already made and filled (by file transfer); ``transferred``
     says stdio follows file transfer's names (stdout in ``_condor_stdout``);
     ``account`` is whom the job runs as (None: this process's own account);
-    ``gpu_sharing`` how the job's card shares are enforced (:mod:`startd.gpu_sharing`).
+    ``gpu_sharing`` how the job's card shares are enforced (:mod:`startd.gpu_sharing`);
+    ``launcher`` the startd's job launcher, which starts jobs that run as another user.
     """
 
     process_class: type[JobProcess] = JobProcess
@@ -112,8 +114,9 @@ class Starter:
                  vacate_time: float = DEFAULT_VACATE_TIME,
                  sample_interval: float = DEFAULT_SAMPLE_INTERVAL, sandbox: str | None = None,
                  transferred: bool = False, account: Account | None = None,
-                 gpu_sharing: GpuSharing | None = None) -> None:
+                 gpu_sharing: GpuSharing | None = None, launcher: JobLauncher | None = None) -> None:
         self.reactor = reactor
+        self.launcher = launcher
         self.account = account
         self.gpu_sharing = gpu_sharing
         self.job = job
@@ -175,8 +178,9 @@ class Starter:
             with acting_as(self.account):
                 launch = self._prepare()
             try:
+                extra = {"launcher": self.launcher} if self.launcher is not None else {}
                 proc = self.process_class(self.reactor, launch.executable, launch.argv, launch.env, self.sandbox,
-                                          launch.fds, self.account)
+                                          launch.fds, self.account, **extra)
             finally:
                 for fd in launch.fds:
                     os.close(fd)
@@ -189,7 +193,7 @@ class Starter:
         self._sampler.clock = self.reactor
         self._first_sample = self.reactor.callLater(min(FIRST_SAMPLE_DELAY, self.sample_interval),
                                                     self._start_sampling)
-        return proc.ended.addCallback(self._finished)
+        return proc.ended.addCallbacks(self._finished, self._lost)
 
     def _prepare(self) -> "_Launch":
         """Write the job's and machine's ads and open the job's standard streams; run with
@@ -254,12 +258,20 @@ class Starter:
         self.stopped = True
         self._signal_tree(signal.SIGKILL)
 
-    def _finished(self, status: Exception) -> JobOutcome:
+    def _stop_timers(self) -> None:
         if self._sampler is not None and self._sampler.running:
             self._sampler.stop()
         for call in (self._kill_call, self._first_sample):
             if call is not None and call.active():
                 call.cancel()
+
+    def _lost(self, failure):
+        """The job's exit cannot be known (its launcher ended): stop sampling and pass the failure on."""
+        self._stop_timers()
+        return failure
+
+    def _finished(self, status: Exception) -> JobOutcome:
+        self._stop_timers()
         try:
             os.killpg(self.pid, signal.SIGKILL)  # whatever the job left running in its group
         except (ProcessLookupError, PermissionError):

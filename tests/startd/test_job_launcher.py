@@ -1,0 +1,129 @@
+"""Tests for startd.job_launcher and startd.launcher_process: jobs that run as another
+user are started by a small launcher process, which reports their exits."""
+
+import os
+import signal
+import tempfile
+
+import pytest
+from twisted.internet import defer, error, reactor
+from twisted.trial import unittest
+
+from daemoncore.security.accounts import can_switch_user, local_account
+from startd.errors import StarterError
+from startd.job_launcher import JobLauncher, _pid_from
+from startd.launcher_process import answer_for, decode, encode
+from startd.spawn import JobProcess
+
+ROOT_ONLY = pytest.mark.skipif(not can_switch_user(), reason="starting jobs as another user needs root")
+
+
+def devnull_fds():
+    return [os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY)]
+
+
+def test_messages_round_trip_and_must_be_objects():
+    assert decode(encode({"id": 3, "argv": ["a", "é"]})) == {"id": 3, "argv": ["a", "é"]}
+    with pytest.raises(ValueError):
+        decode(b"[1, 2]")
+
+
+@pytest.mark.integration  # starts processes
+def test_an_answer_carries_the_pid_or_the_error_subprocess_met():
+    fds = devnull_fds()
+    try:
+        reply, child = answer_for({"id": 7, "executable": "/bin/true", "argv": ["/bin/true"], "env": {},
+                                   "cwd": "/"}, fds)
+        assert reply == {"id": 7, "pid": child.pid}
+        child.wait()
+        reply, child = answer_for({"id": 8, "executable": "/nonexistent/job", "argv": ["job"], "env": {},
+                                   "cwd": "/"}, fds)
+        assert child is None and reply["error"] == "OSError" and reply["errno"] == 2
+        assert reply["filename"] == "/nonexistent/job"
+        reply, _ = answer_for({"id": 9, "executable": "/bin/true", "argv": ["/bin/true"], "env": {"A\0": "b"},
+                               "cwd": "/"}, fds)
+        assert reply["error"] == "ValueError"
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_an_error_answer_raises_what_subprocess_would_have():
+    with pytest.raises(FileNotFoundError) as raised:
+        _pid_from({"id": 1, "error": "OSError", "errno": 2, "message": "No such file or directory",
+                   "filename": "/x/job"})
+    assert str(raised.value) == "[Errno 2] No such file or directory: '/x/job'"
+    with pytest.raises(ValueError):
+        _pid_from({"id": 1, "error": "ValueError", "message": "embedded null byte"})
+    assert _pid_from({"id": 1, "pid": 42}) == 42
+
+
+@pytest.mark.integration  # a real launcher process and real jobs on the global reactor
+@ROOT_ONLY
+class LaunchedJobTests(unittest.TestCase):
+    def setUp(self):
+        self.nobody = local_account("nobody")
+        if self.nobody is None:
+            raise unittest.SkipTest("no 'nobody' account")
+        self.launcher = JobLauncher(reactor)
+        self.launcher.start()
+        self.addCleanup(self.launcher.stop)
+
+    def start(self, argv, cwd="/"):
+        fds = devnull_fds()
+        try:
+            return JobProcess(reactor, argv[0], argv, {"PATH": "/usr/bin:/bin"}, cwd, fds, self.nobody,
+                              launcher=self.launcher)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    @defer.inlineCallbacks
+    def test_job_runs_as_its_account_in_its_own_session_and_its_exit_comes_back(self):
+        """The launcher, not the startd, is the job's parent; the job has the account's
+        uid and leads its own process group; its exit code fires ``ended``."""
+        with tempfile.TemporaryDirectory() as where:
+            os.chmod(where, 0o777)
+            job = self.start(["/bin/sh", "-c", f'id -u > {where}/uid; exit 5'], cwd=where)
+            self.assertEqual(os.getpgid(job.pid), job.pid)
+            reason = yield job.ended
+            self.assertEqual(reason.exitCode, 5)
+            with open(os.path.join(where, "uid")) as handle:
+                self.assertEqual(int(handle.read()), self.nobody.uid)
+
+    def test_a_job_that_cannot_start_raises_at_once(self):
+        """The exec failure comes back as the OSError subprocess raises."""
+        with self.assertRaises(FileNotFoundError):
+            self.start(["/nonexistent/job"])
+
+    @defer.inlineCallbacks
+    def test_a_signal_death_is_reported(self):
+        job = self.start(["/bin/sh", "-c", "sleep 30"])
+        os.killpg(job.pid, signal.SIGTERM)
+        reason = yield job.ended
+        self.assertIsInstance(reason, error.ProcessTerminated)
+        self.assertEqual(reason.signal, signal.SIGTERM)
+
+    @defer.inlineCallbacks
+    def test_losing_the_launcher_kills_its_jobs_and_the_next_job_gets_a_new_one(self):
+        """A launcher gone mid-run: its job is killed and ``ended`` fails (the run ends as
+        evicted); the next job starts a new launcher."""
+        job = self.start(["/bin/sleep", "30"])
+        first = self.launcher.pid
+        os.kill(first, signal.SIGKILL)
+        with self.assertRaises(StarterError):
+            yield job.ended
+        with self.assertRaises(ProcessLookupError):
+            for _ in range(100):  # SIGKILL lands at once, the reaping by init a moment later
+                os.kill(job.pid, 0)
+                yield defer.succeed(None)
+                yield _sleep(0.02)
+        again = yield self.start(["/bin/true"]).ended
+        self.assertIsInstance(again, error.ProcessDone)
+        self.assertNotEqual(self.launcher.pid, first)
+
+
+def _sleep(seconds):
+    waited = defer.Deferred()
+    reactor.callLater(seconds, waited.callback, None)
+    return waited
