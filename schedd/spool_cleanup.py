@@ -102,8 +102,18 @@ def spooled_sandboxes(spool: str) -> list[JobId]:
 
 
 def existing(spool: str, job_ids: Iterable[JobId]) -> list[JobId]:
-    """Those of ``job_ids`` that have a spool sandbox under ``spool``."""
-    return [job_id for job_id in job_ids if sandbox_of(spool, job_id) is not None]
+    """Those of ``job_ids`` that have a spool sandbox under ``spool``. A cluster with no
+    directory there costs one look for all its jobs (a removal of 100,000 jobs that never
+    spooled anything looked three times at each one)."""
+    clusters: dict[int, bool] = {}
+    found = []
+    for job_id in job_ids:
+        spooled = clusters.get(job_id.cluster)
+        if spooled is None:
+            spooled = clusters[job_id.cluster] = _is_real_directory(os.path.join(spool, str(job_id.cluster)))
+        if spooled and sandbox_of(spool, job_id) is not None:
+            found.append(job_id)
+    return found
 
 
 def remove_sandboxes(spool: str, gone: Iterable[tuple[JobId, bool]]) -> int:

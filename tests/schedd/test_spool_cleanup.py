@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from daemoncore.wire import schedd_routes
 from jobmodel.eventlog import Event, EventType
 from jobmodel.states import JobId, JobStatus, Transition
+from schedd import spool_cleanup
 from schedd.intake import ClusterToStore
 from schedd.queue.jobqueue import JobAction
 from schedd.queue.selection import JobSelection
@@ -209,3 +210,17 @@ def test_queue_lookups_are_spread_over_reactor_turns(queue, clock, tmp_path):
 def test_a_missing_spool_is_nothing_to_clean(queue, clock, tmp_path):
     """No spool directory yet: the sweep ends at once, quietly."""
     assert cleanup_for(queue, tmp_path / "none", clock).sweep().called
+
+
+def test_existing_finds_the_sandboxes_of_noted_jobs_and_looks_once_at_a_cluster_without_one(tmp_path, monkeypatch):
+    """Of the noted jobs, those with a sandbox; a cluster with no spool directory is
+    looked at once for all its jobs, whatever their number."""
+    spool = tmp_path / "spool"
+    sandbox(spool, JobId(3, 1))
+    (spool / "4").symlink_to(tmp_path)  # a link is no cluster directory
+    looked = []
+    real = spool_cleanup._is_real_directory
+    monkeypatch.setattr(spool_cleanup, "_is_real_directory", lambda path: looked.append(path) or real(path))
+    noted = [JobId(3, 0), JobId(3, 1)] + [JobId(9, proc) for proc in range(1000)] + [JobId(4, 0)]
+    assert spool_cleanup.existing(str(spool), noted) == [JobId(3, 1)]
+    assert looked.count(str(spool / "9")) == 1 and len(looked) < 12
