@@ -4,8 +4,6 @@ the schedd refuses both forms before anything runs."""
 
 from __future__ import annotations
 
-import subprocess
-
 from schedd.submit.errors import SubmitError
 
 #: How long a command may run, in seconds.
@@ -20,6 +18,8 @@ def command_output(command: str, cwd: str, *, what: str, submit_command: str) ->
     Raises:
         SubmitError: no command, it cannot start, it runs too long, or it prints too much.
     """
+    import subprocess  # loaded only when a description runs a command
+
     words = command.split()
     if not words:
         raise SubmitError(f"'{what}' needs a command before the '|'", command=submit_command)

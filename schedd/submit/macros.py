@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import re
 from typing import Callable, Mapping
 
@@ -324,6 +323,8 @@ def _env(exp: _Expansion, inner: str, depth: int) -> str:
 def _random_choice(exp: _Expansion, inner: str, depth: int) -> str:
     exp.scope.touched.add(RANDOM)
     _drawn()
+    import random  # loaded for the few descriptions that draw
+
     return random.choice(exp.args(inner, depth))
 
 
@@ -338,6 +339,8 @@ def _random_integer(exp: _Expansion, inner: str, depth: int) -> str:
     if step <= 0 or high < low:
         raise SubmitError(f"$RANDOM_INTEGER({inner}): needs min <= max and a positive step")
     _drawn()
+    import random
+
     return str(random.randrange(low, high + 1, step))
 
 
