@@ -3,10 +3,11 @@ started once, that starts the jobs a root startd runs as other users, so that th
 each one needs copies a few MiB of page tables instead of the startd's tens of MiB, and
 none of it holds the startd's reactor.
 
-:meth:`JobLauncher.spawn` sends the request and waits for the pid (the fork and exec in
-the launcher: about a millisecond), so a job that cannot be started raises the same
-``OSError`` at once as it would from ``subprocess``. Exits come back later and are read
-on the reactor; each goes to the watcher of its pid (:class:`startd.spawn.JobProcess`).
+:meth:`JobLauncher.spawn` sends the request and fires with the pid once the launcher has
+forked and exec'd the job (a few milliseconds the reactor spends on other work), or fails
+with the same ``OSError`` as ``subprocess`` would have raised. Exits come back later, read
+on the reactor like the answers; each goes to the watcher of its pid
+(:class:`startd.spawn.JobProcess`).
 When the launcher ends unexpectedly, every watched job is killed and its watcher told
 (its run then ends as evicted, to run again), and the next spawn starts a new launcher.
 """
@@ -14,15 +15,14 @@ When the launcher ends unexpectedly, every watched job is killed and its watcher
 from __future__ import annotations
 
 import os
-import select
 import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReadDescriptor
 from twisted.logger import Logger
 from zope.interface import implementer
@@ -65,6 +65,8 @@ class JobLauncher:
         self._channel: socket.socket | None = None
         self._process: subprocess.Popen | None = None
         self._watchers: dict[int, ExitWatcher] = {}
+        #: Spawn requests waiting for their answer: id -> (Deferred, its timeout).
+        self._pending: dict[int, tuple[Deferred, object]] = {}
         #: Exits heard before their pid was watched (the job ended while its spawn was answered).
         self._unwatched: dict[int, int] = {}
         self._next_id = 0
@@ -117,18 +119,20 @@ class JobLauncher:
     # --- starting jobs ---
 
     def spawn(self, executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
-              stdio: Sequence[int], identity: Mapping) -> int:
+              stdio: Sequence[int], identity: Mapping) -> Deferred:
         """Start a job as ``identity`` (``user``, ``group``, ``extra_groups`` as for
-        ``subprocess.Popen``) in a new session; its pid.
+        ``subprocess.Popen``) in a new session; fires with its pid once it runs, or fails
+        with the ``OSError`` (exec failed, no such directory...) or ``ValueError``/``TypeError``
+        (arguments refused) ``subprocess`` met, or with :class:`LauncherUnavailable` when
+        the launcher ended or did not answer within :attr:`reply_timeout`.
 
         Raises:
-            OSError: the job could not be started (exec failed, no such directory...).
-            ValueError, TypeError: the arguments were refused, as ``subprocess`` refuses them.
-            LauncherUnavailable: the launcher cannot be used (start the job directly).
+            LauncherUnavailable: (at once) the launcher cannot take the job: start it directly.
         """
         self._ensure_running()
         self._next_id += 1
-        request = {"id": self._next_id, "executable": executable, "argv": list(argv), "env": dict(env),
+        request_id = self._next_id
+        request = {"id": request_id, "executable": executable, "argv": list(argv), "env": dict(env),
                    "cwd": cwd, "user": identity.get("user"), "group": identity.get("group"),
                    "groups": list(identity.get("extra_groups") or ())}
         packet = encode(request)
@@ -141,12 +145,16 @@ class JobLauncher:
         except ConnectionError as exc:
             self._lose(f"cannot reach the job launcher: {exc}")
             raise LauncherUnavailable(str(exc)) from None
-        return _pid_from(self._await_reply(self._next_id))
+        answered: Deferred = Deferred()
+        timer = self.reactor.callLater(self.reply_timeout, self._lose,
+                                       f"the job launcher did not answer within {self.reply_timeout:g} s")
+        self._pending[request_id] = (answered, timer)
+        return answered.addCallback(_pid_from)
 
     def _ensure_running(self) -> None:
         if self._channel is not None:
             return
-        now = time.monotonic()
+        now = self.reactor.seconds()
         if self._failed_at is not None and now - self._failed_at < RESTART_PAUSE:
             raise LauncherUnavailable("the job launcher could not be started lately")
         try:
@@ -155,32 +163,6 @@ class JobLauncher:
             self._failed_at = now
             _log.warn("job launcher not started ({why}): jobs start from the startd itself", why=exc)
             raise LauncherUnavailable(str(exc)) from None
-
-    def _await_reply(self, request_id: int) -> dict:
-        """The launcher's answer to request ``request_id``; exits read meanwhile are
-        handed on in a later reactor turn.
-
-        Raises:
-            LauncherUnavailable: no answer within :attr:`reply_timeout` (the launcher is killed).
-        """
-        deadline = time.monotonic() + self.reply_timeout
-        poller = select.poll()
-        poller.register(self._channel, select.POLLIN)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not poller.poll(left * 1000):
-                self._lose(f"the job launcher did not answer within {self.reply_timeout:g} s")
-                raise LauncherUnavailable("no answer from the job launcher")
-            reply = None
-            for message in self._read_messages():
-                if message.get("id") == request_id:
-                    reply = message
-                else:
-                    self.reactor.callLater(0, self._dispatch, message)
-            if reply is not None:
-                return reply
-            if self._channel is None:
-                raise LauncherUnavailable("the job launcher ended")
 
     # --- exits ---
 
@@ -219,6 +201,13 @@ class JobLauncher:
         return messages
 
     def _dispatch(self, message: dict) -> None:
+        pending = self._pending.pop(message.get("id"), None) if "id" in message else None
+        if pending is not None:
+            answered, timer = pending
+            if timer.active():
+                timer.cancel()
+            answered.callback(message)
+            return
         pid, status = message.get("exited"), message.get("status")
         if type(pid) is not int or type(status) is not int:
             return
@@ -243,6 +232,11 @@ class JobLauncher:
                 process.kill()
             except OSError:
                 pass
+        pending, self._pending = self._pending, {}
+        for answered, timer in pending.values():
+            if timer.active():
+                timer.cancel()
+            answered.errback(LauncherUnavailable(why))
         watchers, self._watchers = self._watchers, {}
         for pid, watcher in watchers.items():
             try:

@@ -225,10 +225,17 @@ class JobRun:
         if self.stopping:
             return await self._evicted(None)
         job = starter_job_ad(self.job, plan.executable)
+        ended = None
         try:
             segment_start, ended = self.reactor.seconds(), self._start(job)
+            if self.starter is not None and self.starter.pid is None:
+                await self.starter.started()  # the launcher starts it: its pid comes in a moment
         except (StarterError, OSError) as exc:
+            _consume(ended)
             return await self._start_failed(exc)
+        except Exception:
+            _consume(ended)
+            raise
         if await self._ends_within(ended, self.settings.execute_report_delay):
             self._execute_pending = True
             reported: Deferred = succeed(None)
@@ -477,6 +484,12 @@ def retry_delay(lease: float) -> float:
     """How long a run waits between tries to reach an unreachable schedd: a tenth of the
     job's lease, between half a second and five seconds."""
     return max(0.5, min(5.0, lease / 10))
+
+
+def _consume(ended: Deferred | None) -> None:
+    """Drop the failure a job's ``ended`` carries when it never started (already told)."""
+    if ended is not None:
+        ended.addErrback(lambda _: None)
 
 
 def _rewound(spool):

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from twisted.internet import error, process, task
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from daemoncore.security.accounts import Account, can_switch_user
 from startd.errors import StarterError
@@ -66,21 +67,62 @@ class JobProcess:
                  stdio: Sequence[int], account: Account | None = None,
                  launcher: JobLauncher | None = None) -> None:
         self.ended: Deferred = Deferred()
+        #: Fires with the pid once the child runs (at once, unless the launcher starts it),
+        #: or fails with what kept it from running (then ``ended`` fails alike).
+        self.started: Deferred = Deferred()
+        self.pid: int | None = None
         self._child: subprocess.Popen | None = None
         self._check = None
+        self._reactor = reactor
         who = identity(account)
-        if launcher is not None and who:
-            try:
-                self.pid: int = launcher.spawn(executable, argv, env, cwd, stdio, who)
-            except LauncherUnavailable:
-                pass
-            else:
-                launcher.watch(self.pid, self)
+        if launcher is not None and who and self._launch(launcher, (executable, argv, env, cwd, stdio, account), who):
+            return
+        self._start_here(executable, argv, env, cwd, stdio, account)
+
+    def _launch(self, launcher: JobLauncher, args: tuple, who: dict) -> bool:
+        """Have ``launcher`` start the child; False when it cannot take it. Copies of the
+        standard streams are kept until it answers, to start the child here should the
+        launcher end first."""
+        executable, argv, env, cwd, stdio, account = args
+        kept = [os.dup(fd) for fd in stdio]
+        try:
+            spawning = launcher.spawn(executable, argv, env, cwd, stdio, who)
+        except LauncherUnavailable:
+            for fd in kept:
+                os.close(fd)
+            return False
+        spawning.addCallbacks(self._launched, self._not_launched, callbackArgs=(launcher,),
+                              errbackArgs=(executable, argv, env, cwd, kept, account))
+        spawning.addBoth(lambda _: [os.close(fd) for fd in kept])
+        return True
+
+    def _launched(self, pid: int, launcher: JobLauncher) -> None:
+        self.pid = pid
+        self.started.callback(pid)
+        launcher.watch(pid, self)
+
+    def _not_launched(self, failure, *args) -> None:
+        if failure.check(LauncherUnavailable):
+            try:  # the launcher ended first: start the child here after all
+                self._start_here(*args)
                 return
+            except Exception as exc:  # noqa: BLE001 - whatever subprocess raised, passed on
+                failure = Failure(exc)
+        self.started.errback(failure)
+        self.ended.errback(failure)
+
+    def _start_here(self, executable: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
+                    stdio: Sequence[int], account: Account | None) -> None:
+        """Start the child from this process and have Twisted reap it.
+
+        Raises:
+            OSError: the executable could not be run.
+        """
         self._child = self._start(executable, argv, env, cwd, stdio, account)
         self.pid = self._child.pid
         self._check = task.LoopingCall(self.reapProcess)
-        self._check.clock = reactor
+        self._check.clock = self._reactor
+        self.started.callback(self.pid)
         # reaps at once (calling processEnded) if the child is already gone
         process.registerReapProcessHandler(self.pid, self)
         if not self.ended.called:

@@ -134,6 +134,10 @@ class Starter:
         self._sampler: task.LoopingCall | None = None
         self._kill_call = None
         self._first_sample = None
+        self._launched = False  # start() made the process (its pid may come later)
+        self._stop_wanted: str | None = None  # "vacate" or "kill" asked for before the pid came
+        self._start_failure = None
+        self._waiting: list[defer.Deferred] = []
 
     def _label(self) -> str:
         cluster = self.job.eval("ClusterId") if "ClusterId" in self.job else 0
@@ -188,12 +192,43 @@ class Starter:
             sb.remove_sandbox(self.sandbox)
             raise
         self._stdio = launch.stdio
-        self.pid = proc.pid
+        self._launched = True
+        proc.started.addCallbacks(self._running, self._not_running)
+        return proc.ended.addCallbacks(self._finished, self._lost)
+
+    def started(self) -> defer.Deferred:
+        """Fires with the job's pid once it runs (at once when it does already), or fails
+        with what kept it from starting (``OSError``: the sandbox is removed again), as
+        :meth:`start` raises it for a job started from this process."""
+        if self.pid is not None:
+            return defer.succeed(self.pid)
+        if self._start_failure is not None:
+            return defer.fail(self._start_failure)
+        waiter: defer.Deferred = defer.Deferred()
+        self._waiting.append(waiter)
+        return waiter
+
+    def _running(self, pid: int) -> int:
+        self.pid = pid
         self._sampler = task.LoopingCall(self._sample)
         self._sampler.clock = self.reactor
         self._first_sample = self.reactor.callLater(min(FIRST_SAMPLE_DELAY, self.sample_interval),
                                                     self._start_sampling)
-        return proc.ended.addCallbacks(self._finished, self._lost)
+        wanted, self._stop_wanted = self._stop_wanted, None
+        if wanted is not None:  # stopped while it was being started
+            self.stopped = False
+            self.kill() if wanted == "kill" else self.vacate()
+        waiting, self._waiting = self._waiting, []
+        for waiter in waiting:
+            waiter.callback(pid)
+        return pid
+
+    def _not_running(self, failure) -> None:
+        self._start_failure = failure
+        sb.remove_sandbox(self.sandbox)
+        waiting, self._waiting = self._waiting, []
+        for waiter in waiting:
+            waiter.errback(failure)
 
     def _prepare(self) -> "_Launch":
         """Write the job's and machine's ads and open the job's standard streams; run with
@@ -245,7 +280,11 @@ class Starter:
     def vacate(self) -> None:
         """Stop the job gracefully: its ``KillSig`` (SIGTERM by default) now, SIGKILL after the
         vacate time if it lingers."""
-        if self.pid is None or self.stopped:
+        if self.stopped:
+            return
+        if self.pid is None:
+            if self._launched:  # being started: stopped once it runs
+                self.stopped, self._stop_wanted = True, "vacate"
             return
         self.stopped = True
         self._signal_tree(kill_signal(self.job))
@@ -254,7 +293,9 @@ class Starter:
     remove = vacate
 
     def kill(self) -> None:
-        """Kill the job's whole tree at once."""
+        """Kill the job's whole tree at once (once it runs, when it is being started)."""
+        if self.pid is None and self._launched:
+            self._stop_wanted = "kill"
         self.stopped = True
         self._signal_tree(signal.SIGKILL)
 

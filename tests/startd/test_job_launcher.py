@@ -9,11 +9,13 @@ import pytest
 from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
 
+import classad
 from daemoncore.security.accounts import can_switch_user, local_account
 from startd.errors import StarterError
 from startd.job_launcher import JobLauncher, _pid_from
 from startd.launcher_process import answer_for, decode, encode
 from startd.spawn import JobProcess
+from startd.starter import Starter
 
 ROOT_ONLY = pytest.mark.skipif(not can_switch_user(), reason="starting jobs as another user needs root")
 
@@ -84,21 +86,37 @@ class LaunchedJobTests(unittest.TestCase):
         uid and leads its own process group; its exit code fires ``ended``."""
         with tempfile.TemporaryDirectory() as where:
             os.chmod(where, 0o777)
-            job = self.start(["/bin/sh", "-c", f'id -u > {where}/uid; exit 5'], cwd=where)
+            job = self.start(["/bin/sh", "-c", f'id -u > {where}/uid; exec sleep 0.5'], cwd=where)
+            self.assertIsNone(job.pid)  # the launcher answers while the reactor runs
+            pid = yield job.started
+            self.assertEqual(job.pid, pid)
             self.assertEqual(os.getpgid(job.pid), job.pid)
             reason = yield job.ended
-            self.assertEqual(reason.exitCode, 5)
+            self.assertIsInstance(reason, error.ProcessDone)
             with open(os.path.join(where, "uid")) as handle:
                 self.assertEqual(int(handle.read()), self.nobody.uid)
 
-    def test_a_job_that_cannot_start_raises_at_once(self):
+    @defer.inlineCallbacks
+    def test_an_exit_code_comes_back(self):
+        with tempfile.TemporaryDirectory() as where:
+            job = self.start(["/bin/sh", "-c", "exit 5"], cwd=where)
+            reason = yield job.ended
+            self.assertEqual(reason.exitCode, 5)
+
+    @defer.inlineCallbacks
+    def test_a_job_that_cannot_start_fails_started_and_ended(self):
         """The exec failure comes back as the OSError subprocess raises."""
+        job = self.start(["/nonexistent/job"])
+        with self.assertRaises(FileNotFoundError) as raised:
+            yield job.started
+        self.assertEqual(raised.exception.filename, "/nonexistent/job")
         with self.assertRaises(FileNotFoundError):
-            self.start(["/nonexistent/job"])
+            yield job.ended
 
     @defer.inlineCallbacks
     def test_a_signal_death_is_reported(self):
         job = self.start(["/bin/sh", "-c", "sleep 30"])
+        yield job.started
         os.killpg(job.pid, signal.SIGTERM)
         reason = yield job.ended
         self.assertIsInstance(reason, error.ProcessTerminated)
@@ -109,6 +127,7 @@ class LaunchedJobTests(unittest.TestCase):
         """A launcher gone mid-run: its job is killed and ``ended`` fails (the run ends as
         evicted); the next job starts a new launcher."""
         job = self.start(["/bin/sleep", "30"])
+        yield job.started
         first = self.launcher.pid
         os.kill(first, signal.SIGKILL)
         with self.assertRaises(StarterError):
@@ -121,6 +140,52 @@ class LaunchedJobTests(unittest.TestCase):
         again = yield self.start(["/bin/true"]).ended
         self.assertIsInstance(again, error.ProcessDone)
         self.assertNotEqual(self.launcher.pid, first)
+
+
+@pytest.mark.integration  # a real launcher process and real jobs on the global reactor
+@ROOT_ONLY
+class LaunchedStarterTests(unittest.TestCase):
+    def setUp(self):
+        self.nobody = local_account("nobody")
+        if self.nobody is None:
+            raise unittest.SkipTest("no 'nobody' account")
+        self.launcher = JobLauncher(reactor)
+        self.launcher.start()
+        self.addCleanup(self.launcher.stop)
+        self.execute = tempfile.mkdtemp(prefix="roost-launched-")
+        os.chmod(self.execute, 0o711)
+        self.addCleanup(lambda: os.path.isdir(self.execute) and os.rmdir(self.execute))
+
+    def starter(self, cmd, **attrs):
+        ad = classad.ClassAd({"ClusterId": 7, "ProcId": 0, "Cmd": cmd, **attrs})
+        return Starter(reactor, ad, classad.ClassAd({"Name": "slot1_1@node1"}), self.execute,
+                       account=self.nobody, launcher=self.launcher, vacate_time=5)
+
+    @defer.inlineCallbacks
+    def test_a_vacate_before_the_pid_comes_stops_the_job_once_it_runs(self):
+        """A vacate while the launcher starts the job is kept and sent once it runs."""
+        run = self.starter("/bin/sleep", Arguments="30")
+        ended = run.start()
+        self.assertIsNone(run.pid)
+        run.vacate()
+        outcome = yield ended
+        self.assertTrue(outcome.stopped)
+        self.assertEqual(outcome.exit_signal, signal.SIGTERM)
+        run.remove_sandbox()
+
+    @defer.inlineCallbacks
+    def test_a_job_the_launcher_cannot_exec_fails_started_and_loses_its_sandbox(self):
+        with tempfile.NamedTemporaryFile("w", dir=self.execute, suffix=".bin", delete=False) as garbage:
+            garbage.write("\x00\x01 not a program")
+        os.chmod(garbage.name, 0o755)
+        self.addCleanup(os.unlink, garbage.name)
+        run = self.starter(garbage.name)
+        ended = run.start()
+        ended.addErrback(lambda _: None)
+        with self.assertRaises(OSError) as raised:
+            yield run.started()
+        self.assertEqual(raised.exception.strerror, "Exec format error")
+        self.assertFalse(os.path.exists(run.sandbox))
 
 
 def _sleep(seconds):
