@@ -29,6 +29,9 @@ NDJSON_TYPE = b"application/x-ndjson"
 MAX_BODY_BYTES = 16 * 1024 * 1024
 IDLE_TIMEOUT_SECONDS = 60
 STREAM_CHUNK_BYTES = 64 * 1024
+#: Most bytes of a streamed answer sent to the socket in one reactor turn (Twisted's
+#: default is 128 KiB: a 90 MB answer then took some 700 turns).
+STREAM_SEND_BYTES = 1024 * 1024
 
 _log = Logger()
 
@@ -202,6 +205,7 @@ class ApiResource(Resource):
     def _stream(self, items: Iterable[object], request: server.Request, gone: list[bool]) -> None:
         request.setResponseCode(200)
         request.setHeader(b"content-type", NDJSON_TYPE)
+        _widen_sends(request)
         work = self._cooperator.cooperate(_write_lines(items, request, gone))
         request.registerProducer(_TaskProducer(work), True)
 
@@ -221,6 +225,16 @@ class ApiResource(Resource):
 
         work.whenDone().addCallbacks(done, broken)
         request.notifyFinish().addErrback(lambda _: _stop_quietly(work))
+
+
+def _widen_sends(request: server.Request) -> None:
+    """Let the request's TCP transport send up to ``STREAM_SEND_BYTES`` per write turn
+    (its ``SEND_LIMIT``): a large answer goes out in fewer reactor turns and send calls,
+    the stream's producer is resumed sooner, and nothing else waits longer than the
+    kernel's copy of one such piece. Other transports (TLS, tests) are left alone."""
+    transport = getattr(request.channel, "transport", None)
+    if transport is not None and hasattr(transport, "SEND_LIMIT"):
+        transport.SEND_LIMIT = STREAM_SEND_BYTES
 
 
 def _visible_headers(request: server.Request) -> MappingProxyType:

@@ -237,3 +237,27 @@ def test_stream_gives_the_reactor_back_after_every_item_and_skips_none(clock):
     assert counts[:5] == [1, 2, 3, 4, 5]
     assert transport.value().endswith(b'{"n":4}\n\r\n0\r\n\r\n') and b"null" not in transport.value()
     protocol.connectionLost(None)
+
+
+@pytest.mark.parametrize("path, widened", [("/v1/count?upto=3", True), ("/v1/echo/x", False)])
+def test_a_streamed_answer_widens_its_tcp_transports_sends(toy_site, clock, path, widened):
+    """A stream lets its TCP transport send STREAM_SEND_BYTES a turn (Twisted's
+    SEND_LIMIT); a JSON answer leaves the transport as it was."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.testing import StringTransport
+
+    from daemoncore.wire.server import STREAM_SEND_BYTES
+
+    class TcpLikeTransport(StringTransport):
+        SEND_LIMIT = 128 * 1024
+
+    protocol = toy_site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+    transport = TcpLikeTransport()
+    protocol.makeConnection(transport)
+    method = "GET" if widened else "POST"
+    protocol.dataReceived(encode_request(method, path, b"" if widened else b"{}", token=token("a@p", "READ")))
+    clock.advance(1)
+    assert b"HTTP/1.1 200" in transport.value()
+    assert transport.SEND_LIMIT == (STREAM_SEND_BYTES if widened else 128 * 1024)
+    protocol.connectionLost(None)
+
