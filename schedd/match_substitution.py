@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 
-from classad import ClassAd, ClassAdParseError, ExprTree
+from classad import NOT_CONSTANT, ClassAd, ClassAdParseError, ExprTree
 
 #: Prefix of the attributes that keep what an expansion used (never expanded themselves).
 MATCH_PREFIX = "MATCH_"
@@ -46,7 +46,8 @@ class Macro:
 class Expansion:
     """What expanding one job ad against one machine ad gives.
 
-    ``ad`` is the expanded copy to run (None when the job must be held), ``recorded``
+    ``ad`` is the expanded copy to run (the job's own ad when it had nothing to expand;
+    None when the job must be held), ``recorded``
     the ``MATCH_*`` attributes to store in the queued job as expression texts, and
     ``hold_reason`` why the job is held (None when it runs).
     """
@@ -181,9 +182,25 @@ def expand_text(text: str, job: ClassAd, machine: ClassAd, recorded: dict[str, s
 
 
 def _names_to_expand(job: ClassAd) -> list[str]:
-    """``Cmd`` first, then every other attribute in the ad's order, leaving out ``MATCH_*``."""
+    """``Cmd`` first, then every other attribute in the ad's order, leaving out ``MATCH_*``;
+    none when no attribute's text can hold a macro."""
+    if not _may_hold_macros(job):
+        return []
     rest = [name for name in job if not name.upper().startswith(MATCH_PREFIX) and name.lower() != "cmd"]
     return (["Cmd"] if "Cmd" in job else []) + rest
+
+
+def _may_hold_macros(job: ClassAd) -> bool:
+    """Whether some attribute's text may hold ``$$``: a number, or a string without it,
+    cannot (printing a string escapes no ``$``), so only other expressions are printed
+    to look (a job ad without macros was printed whole at every start)."""
+    for entry in job.entries_by_key().values():
+        if type(entry.const) is str:
+            if "$$" in entry.const:
+                return True
+        elif entry.const is NOT_CONSTANT and "$$" in str(job.lookup(entry.name)):
+            return True
+    return False
 
 
 def expand_match_macros(job: ClassAd, machine: ClassAd) -> Expansion:
@@ -192,7 +209,7 @@ def expand_match_macros(job: ClassAd, machine: ClassAd) -> Expansion:
     Attributes are expanded in turn and the first macro that cannot be resolved stops
     it: the job is to be held, keeping the ``MATCH_<name>`` values found before it.
     """
-    expanded = job.copy()
+    expanded = None
     recorded: dict[str, str] = {}
     for name in _names_to_expand(job):
         original = str(job.lookup(name))
@@ -202,6 +219,7 @@ def expand_match_macros(job: ClassAd, machine: ClassAd) -> Expansion:
         text, failed = expand_text(original, job, machine, recorded)
         if failed is None:
             try:
+                expanded = job.copy() if expanded is None else expanded
                 expanded[name] = ExprTree(text)
             except ClassAdParseError:  # the replacement broke the expression's text
                 failed = first.body
@@ -211,9 +229,10 @@ def expand_match_macros(job: ClassAd, machine: ClassAd) -> Expansion:
     for name in machine:
         if name.startswith(NEGOTIATOR_MATCH_EXPR):
             text = str(machine.lookup(name))
+            expanded = job.copy() if expanded is None else expanded
             expanded[name] = ExprTree(text)
             recorded[MATCH_EXP_PREFIX + name] = text
-    return Expansion(expanded, recorded)
+    return Expansion(job if expanded is None else expanded, recorded)
 
 
 def recorded_changes(recorded: dict[str, str]) -> dict[str, ExprTree]:

@@ -35,6 +35,22 @@ def test_cmd_is_expanded_too_and_the_stored_job_keeps_its_macros():
     assert original["Cmd"] == "/bin/prog.$$(OpSys).$$(Arch)"
 
 
+def test_a_job_without_macros_is_run_as_it_is_and_records_nothing():
+    """No attribute's text holds $$: the job's own ad runs, nothing is recorded."""
+    ad = job(Arguments="-n 8 costs $5", Requirements=ExprTree('TARGET.Memory > 10 && Arch == "X86_64"'),
+             RequestCpus=2)
+    result = expand_match_macros(ad, MACHINE)
+    assert result.ad is ad and result.recorded == {} and result.hold_reason is None
+
+
+def test_a_macro_inside_an_expression_is_found_and_expanded():
+    """A macro in a string inside an expression (not a literal) is found when the
+    expression is printed, and expanded."""
+    result = expand_match_macros(job(Description=ExprTree('strcat("on ", "$$(OpSys)")'), RequestCpus=1), MACHINE)
+    assert result.ad["Description"].eval() == "on LINUX"
+    assert result.recorded["MATCH_OpSys"] == '"LINUX"'
+
+
 def test_match_attributes_record_the_machine_values_and_the_expansion():
     """dollarDollarExpand: MATCH_<Attr> keeps the machine attribute's expression, and
     MATCH_EXP_<JobAttr> the attribute's expanded text."""
