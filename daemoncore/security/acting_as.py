@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import platform
 from collections.abc import Iterator
@@ -31,10 +32,14 @@ class ActingAsError(OSError):
     """This thread cannot take on the account asked for."""
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
+    """The C library's handle, made once: a startd enters :func:`acting_as` about ten
+    times per job, and a ``CDLL`` costs a ``dlopen`` and its lookups each time."""
     return ctypes.CDLL(None, use_errno=True)
 
 
+@functools.cache
 def _numbers() -> tuple[int, int, int]:
     machine = platform.machine()
     if machine not in _SYSCALLS:
