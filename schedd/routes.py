@@ -39,7 +39,7 @@ from schedd.intake import (
     owned_by,
     with_queue_args,
 )
-from schedd.intake_cache import ExpansionCache, description_key
+from schedd.intake_cache import MAX_KEPT_PROCS, ExpansionCache, description_key
 from schedd.queue import JobAction, JobSelection
 from schedd.queue.factory import LIMIT_COMMAND, MAX_IDLE_COMMANDS, FactoryDigest
 from schedd.queue.factory_jobs import ProcMaker, factory_limits
@@ -144,7 +144,8 @@ class ScheddRoutes:
         if last is not None and last[0] is cluster and last[1] == owner and last[2] == domain:
             return last[3]
         owned = owned_by(_bad_request(checked_names, cluster), owner, domain)
-        self._owned = (cluster, owner, domain, owned)
+        # kept only for a cluster the expansion cache may hand out again (a large one is never reused)
+        self._owned = (cluster, owner, domain, owned) if len(cluster.proc_ads) <= MAX_KEPT_PROCS else None
         return owned
 
     def _factory(self, digest: FactoryDigest, limit: int | None, max_idle: int | None) -> JsonReply:

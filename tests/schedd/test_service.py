@@ -241,3 +241,14 @@ def test_the_submit_answer_is_json_with_the_stored_cluster_ad(call, schedd, tmp_
     kept = dict(schedd._cluster_logs)
     schedd._cluster_logs.clear()  # read back from the queue, they are the same
     assert {cluster: schedd._cluster_log(cluster) for cluster in kept} == kept
+
+
+def test_one_description_submitted_again_by_another_owner_is_theirs(call, tmp_path):
+    """A reused expansion's owned form is kept for its owner only: the same description
+    submitted by alice three times, then by bob, stores each job under its submitter."""
+    text = "executable = /bin/true\nqueue\n"
+    for who in ("alice", "alice", "alice", "bob", "alice"):
+        assert submit(call, tmp_path, text, who=who).status == 200
+    ads = call("/v1/jobs/query", {"projection": ["ClusterId", "Owner", "User"]}).lines()
+    assert [ad["Owner"] for ad in ads] == ["alice", "alice", "alice", "bob", "alice"]
+    assert [ad["ClusterId"] for ad in ads] == [1, 2, 3, 4, 5]
