@@ -82,9 +82,9 @@ class ScheddRoutes:
                 api.EDIT: self.edit, api.HISTORY: self.history}
 
     # --- submit -------------------------------------------------------------
-    def submit(self, request: ApiRequest) -> JsonReply:
+    def submit(self, request: ApiRequest) -> JsonReply | BytesReply:
         """Store one cluster from a self-contained description or from expanded ads;
-        answer its id.
+        answer its id, proc count and first job's ad (as JSON text already written).
 
         The schedd expands a description without reading any file, running any
         command or looking at its own environment: ``include``, ``$ENV(...)``,
