@@ -199,7 +199,38 @@ def release(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
     return Transition(job, changes, event)
 
 
+@attrs.frozen
+class JobFacts:
+    """What the removal rules read of a job: its id, its status and where it runs (the
+    ``RemoteHost`` and ``RemotePool`` strings, None when it has none). The queue reads
+    them straight from a job's stored text when it can, without building its ad."""
+
+    job_id: JobId
+    status: JobStatus
+    remote_host: str | None = None
+    remote_pool: str | None = None
+
+
+def facts_of(ad: ClassAd) -> JobFacts:
+    """A job ad's :class:`JobFacts`.
+
+    Raises:
+        InvalidTransitionError: ``JobStatus`` is missing or not one of 1-7.
+    """
+    remote = [ad.evaluate(name) if name in ad else None for name in ("RemoteHost", "RemotePool")]
+    return JobFacts(job_id_of(ad), status_of(ad), *(value if type(value) is str else None for value in remote))
+
+
 def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
+    """:func:`removal` of a job ad, now.
+
+    Raises:
+        InvalidTransitionError: the job is already Removed, or has no valid JobStatus.
+    """
+    return removal(facts_of(ad), reason, now_from(clock))
+
+
+def removal(job: JobFacts, reason: str, now: int) -> Transition:
     """Mark a job Removed. An idle, held or completed job has no run left, so it drops any
     stale ``RemoteHost`` and leaves at once (unless ``LeaveJobInQueue`` keeps it); a running
     one waits for its shadow.
@@ -207,17 +238,17 @@ def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
     Raises:
         InvalidTransitionError: the job is already Removed.
     """
-    status = status_of(ad)
-    if status == JobStatus.REMOVED:
-        raise _refuse(ad, "remove", " already (waiting for its shadow to exit)")
-    now, job = now_from(clock), job_id_of(ad)
-    changes = _status_change(ad, JobStatus.REMOVED, now, status)
-    changes["RemoveReason"] = reason
+    if job.status == JobStatus.REMOVED:
+        raise InvalidTransitionError(f"cannot remove job {job.job_id}: it is {STATUS_NAMES[job.status]} already "
+                                     "(waiting for its shadow to exit)")
+    changes: dict[str, Any] = {"JobStatus": int(JobStatus.REMOVED), "LastJobStatus": int(job.status),
+                               "EnteredCurrentStatus": now, "RemoveReason": reason}
     event = None
-    if status not in ACTIVE:
-        changes.update(_off_machine(ad))
-        event = _event(EventType.JOB_ABORTED, ad, now, {"Reason": reason}, job)
-    return Transition(job, changes, event, stop_shadow=status in ACTIVE)
+    if job.status not in ACTIVE:
+        changes["RemoteHost"] = DELETE
+        changes.update(_left(job.remote_host, job.remote_pool))
+        event = Event(EventType.JOB_ABORTED, job.job_id.cluster, job.job_id.proc, now, {"Reason": reason})
+    return Transition(job.job_id, changes, event, stop_shadow=job.status in ACTIVE)
 
 
 def removal_done(ad: ClassAd, clock: ClockLike) -> Transition:
@@ -245,10 +276,14 @@ def _off_machine(ad: ClassAd) -> dict[str, Any]:
 def left_machine(ad: ClassAd) -> dict[str, Any]:
     """The changes of a job whose run ended: ``RemoteHost`` and ``RemotePool`` (a run in
     another pool, flocked there) become ``LastRemoteHost`` and ``LastRemotePool``."""
+    facts = [ad.evaluate(name) if name in ad else None for name in ("RemoteHost", "RemotePool")]
+    return _left(*(value if type(value) is str else None for value in facts))
+
+
+def _left(remote_host: str | None, remote_pool: str | None) -> dict[str, Any]:
     changes: dict[str, Any] = {}
-    for name in ("RemoteHost", "RemotePool"):
-        value = ad.evaluate(name) if name in ad else None
-        if type(value) is str:
+    for name, value in (("RemoteHost", remote_host), ("RemotePool", remote_pool)):
+        if value is not None:
             changes[name] = DELETE
             changes[f"Last{name}"] = value
     return changes

@@ -9,7 +9,7 @@ import json
 import os
 import re
 import socket
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -44,6 +44,7 @@ from schedd.queue.stored import (
     encode_cluster,
     encode_entries,
     encode_texts,
+    literal_of,
     merge,
     new_proc_encoder,
     stored_texts,
@@ -483,15 +484,36 @@ class JobQueue(JobSelecting):
             if value is states.DELETE:
                 if key in cluster:
                     proc[key] = (cluster[key][0], None)
-                    texts[key] = [cluster[key][0], None]
                 else:
                     proc.pop(key, None)
-                    texts.pop(key, None)
             else:
-                node, text = values.of(value)
-                proc[key] = (name, node)
-                texts[key] = [name, text]
+                proc[key] = (name, values.of(value)[0])
+        _changed_texts(texts, cluster, changes, values)
         return cluster, proc, texts
+
+    def _remove_from_text(self, row: JobRow, reason: str, now: int, leaving: list,
+                          values: ChangeTexts) -> Transition | None:
+        """Remove an idle, held or completed job straight from its stored text, when that
+        text says plainly (in literals) where the job runs and that nothing keeps it in
+        the queue: :func:`jobmodel.states.removal`'s rules, without decoding its
+        expressions or building its ad (a large removal spent most of its time there).
+        The job is noted in ``leaving``. None, with nothing done, for any other job.
+
+        Raises:
+            InvalidTransitionError: the job is already Removed.
+        """
+        cluster = self._stored_pairs(row.cluster_id)
+        texts = stored_texts(row.attrs)
+        plain = _plain_values(cluster, texts, _REMOVAL_KEYS)
+        if plain is None or plain["leavejobinqueue"] not in (None, False) or row.status not in _QUIET_STATUSES:
+            return None
+        facts = states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status),
+                                *(value if type(value) is str else None
+                                  for value in (plain["remotehost"], plain["remotepool"])))
+        transition = states.removal(facts, reason, now)
+        _changed_texts(texts, cluster, transition.changes, values)
+        self._leave(row, texts.values(), now, leaving)
+        return transition
 
     def _store(self, row: JobRow, cluster: Entries, proc: Entries, text: str | None = None,
                stored: list | None = None) -> str:
@@ -616,21 +638,33 @@ class JobQueue(JobSelecting):
                 self.history.rotate()
             yield result
 
-    def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd, Entries | None]], reason: str,
-                actor: str | None, named: "set | frozenset") -> ActResult:
+    def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd | None, Entries | None]],
+                reason: str, actor: str | None, named: "set | frozenset") -> ActResult:
         """Apply ``make`` to the selected jobs (inside the caller's transaction); a job
-        in ``named`` in the wrong state raises, any other is skipped."""
+        in ``named`` in the wrong state raises, any other is skipped. A job selected
+        without its ad (None) is removed from its stored text when it can be (see
+        :meth:`_remove_from_text`), else its ad is built."""
         transitions, skipped, left, leaving, stored = [], [], [], [], []
         now = now_from(self.clock)
         values = ChangeTexts()
         for row, ad, proc in selected:
             self._check_owner(row, actor, action.value.lower())
             try:
-                transition = make(ad, reason, self.clock)
+                removed = None
+                if ad is None and action is JobAction.Remove:
+                    removed = self._remove_from_text(row, reason, now, leaving, values)
+                if removed is None:
+                    if ad is None:
+                        row, ad, proc = self._with_ad(row)
+                    transition = make(ad, reason, self.clock)
             except InvalidTransitionError as exc:
                 if (row.cluster_id, row.proc_id) in named:
                     raise
                 skipped.append((JobId(row.cluster_id, row.proc_id), str(exc)))
+                continue
+            if removed is not None:
+                transitions.append(removed)
+                left.append(removed.job_id)
                 continue
             transitions.append(transition)
             if self._apply(row, transition, now, leaving, proc, values, stored):
@@ -739,6 +773,44 @@ class JobQueue(JobSelecting):
 
     def __len__(self) -> int:
         return self.db.count_jobs()
+
+
+#: What :meth:`JobQueue._remove_from_text` must read plainly from a job's stored text.
+_REMOVAL_KEYS = ("remotehost", "remotepool", "leavejobinqueue")
+#: The statuses a removal takes a job out of the queue from at once (no shadow to wait for).
+_QUIET_STATUSES = frozenset(int(status) for status in JobStatus if status not in states.ACTIVE)
+
+
+def _changed_texts(texts: dict[str, list], cluster: Mapping[str, tuple], changes: Mapping[str, Any],
+                   values: ChangeTexts) -> None:
+    """Apply ``changes`` to a proc's stored ``[name, text]`` pairs by lower-case name: a
+    deleted attribute its cluster (entries or stored pairs, by lower-case name) has is
+    kept as a removal mark (None text); values are printed through ``values``."""
+    for name, value in changes.items():
+        key = name.lower()
+        if value is states.DELETE:
+            if key in cluster:
+                texts[key] = [cluster[key][0], None]
+            else:
+                texts.pop(key, None)
+        else:
+            texts[key] = [name, values.of(value)[1]]
+
+
+def _plain_values(cluster: Mapping[str, tuple], texts: Mapping[str, list], keys) -> dict[str, object] | None:
+    """The values of ``keys`` (lower case) in a job from its proc's stored pairs over its
+    cluster's, None for an absent (or deleted) one; None when one is not a plain literal."""
+    found: dict[str, object] = {}
+    for key in keys:
+        pair = texts.get(key) or cluster.get(key)
+        if pair is None or pair[1] is None:
+            found[key] = None
+            continue
+        node = literal_of(pair[1])
+        if node is None:
+            return None
+        found[key] = node.value
+    return found
 
 
 def _factory_state(cluster: Entries) -> factory.FactoryState:

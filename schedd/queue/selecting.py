@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from classad import ClassAd, compile_constraint
+from classad import ClassAd, compile_constraint, is_everything
 from jobmodel.errors import JobNotFoundError
+from schedd.queue.answers import stored_pairs
 from schedd.queue.db import JobRow
+from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import Entries
 
 
 class JobSelecting:
     """The selection side of :class:`schedd.queue.JobQueue` (which provides ``db``,
-    ``clock``, ``_ad_of``, ``_with_ad`` and ``_check_owner``)."""
+    ``clock``, ``_ad_of``, ``_with_ad``, ``_stored_pairs`` and ``_check_owner``)."""
 
     def _selected(self, selection: JobSelection) -> Iterator[tuple[JobRow, ClassAd]]:
         """The selected jobs with their whole ads, in order, each once, one at a time
@@ -64,9 +66,12 @@ class JobSelecting:
                 self._check_owner(other, actor, action.value.lower())
 
     def _selected_pages(self, selection: JobSelection, predicate,
-                        batch: int) -> Iterator[list[tuple[JobRow, ClassAd, Entries]]]:
-        """The selected jobs with their ads, each once, a page of at most ``batch``
-        examined rows at a time, each page read when asked for (inside its transaction)."""
+                        batch: int) -> Iterator[list[tuple[JobRow, ClassAd | None, Entries | None]]]:
+        """The selected jobs, each once, a page of at most ``batch`` examined rows at a
+        time, each page read when asked for (inside its transaction). A named job comes
+        with its ad and decoded entries; a job of a named cluster, or matched by a
+        constraint decided without its whole ad (see :mod:`schedd.queue.screen`), with
+        None for both, the ad then built only if the action needs it."""
         seen: set[tuple[int, int]] = set()
         for start in range(0, len(selection.ids), batch):
             rows = (self.db.get_job(j.cluster, j.proc) for j in selection.ids[start:start + batch])
@@ -76,25 +81,46 @@ class JobSelecting:
             after = (cluster_id, -1)
             while True:
                 rows = self.db.jobs_after(after, batch, cluster_id)
-                yield [self._with_ad(row) for row in rows if _first_time(row, seen)]
+                yield [(row, None, None) for row in rows if _first_time(row, seen)]
                 if len(rows) < batch:
                     break
                 after = (rows[-1].cluster_id, rows[-1].proc_id)
         if predicate is None:
             return
+        selected = self._selector(selection.constraint, predicate)
         after = (-1, -1)
         while True:
             rows = self.db.jobs_after(after, batch)
             page = []
             for row in rows:
                 if (row.cluster_id, row.proc_id) not in seen:
-                    selected = self._with_ad(row)
-                    if predicate(selected[1]):
-                        page.append(selected)
+                    found = selected(row)
+                    if found is not None:
+                        page.append(found)
             yield page
             if len(rows) < batch:
                 return
             after = (rows[-1].cluster_id, rows[-1].proc_id)
+
+    def _selector(self, constraint, predicate):
+        """A row's ``(row, ad, entries)`` when ``predicate`` matches it, else None: decided
+        on the few literal attributes ``constraint`` reads when it can be (ad and entries
+        then None), else on the whole ad."""
+        if is_everything(predicate):
+            return lambda row: (row, None, None)
+        names = screened_names(constraint) if isinstance(constraint, str) else None
+        last: list = [None, None]  # a cluster id and its literals, for the rows of one cluster
+
+        def selected(row: JobRow):
+            if names is not None:
+                if last[0] != row.cluster_id:
+                    last[:] = [row.cluster_id, cluster_literals(self._stored_pairs(row.cluster_id), names)]
+                screened = screened_ad(last[1], stored_pairs(row.attrs), names)
+                if screened is not None:
+                    return (row, None, None) if predicate(screened) else None
+            whole = self._with_ad(row)
+            return whole if predicate(whole[1]) else None
+        return selected
 
 
 def _first_time(row: JobRow, seen: set[tuple[int, int]]) -> bool:

@@ -4,8 +4,9 @@ refuse the request is refused before any batch, changing nothing."""
 
 import pytest
 
+from jobmodel import states
 from jobmodel.errors import InvalidTransitionError, JobNotFoundError, NotOwnerError
-from jobmodel.states import JobStatus
+from jobmodel.states import JobId, JobStatus
 from schedd.queue import JobAction, JobQueue, JobSelection
 from tests.schedd.conftest import cluster_ad, proc_ads
 
@@ -84,3 +85,45 @@ def test_a_batch_of_holds_writes_each_rows_status_column(queue):
     _all(queue, JobAction.Hold, "ProcId != 2")
     statuses = {(row.cluster_id, row.proc_id): row.status for row in queue.db.find_jobs()}
     assert statuses == {(1, 0): 5, (1, 1): 5, (1, 2): 1, (1, 3): 5, (1, 4): 5}
+
+
+def _mixed_cluster(queue):
+    """Seven jobs a removal treats in every way: idle, held, idle with a stale
+    RemoteHost and RemotePool, running, kept by LeaveJobInQueue = true, by an
+    expression for it, and one whose RemoteHost is an expression."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(7))
+    queue.act(JobAction.Hold, JobSelection.from_spec(["1.1"]))
+    for spec, attr, value in ((["1.2"], "RemoteHost", '"slot1@gone"'), (["1.2"], "RemotePool", '"far"'),
+                              (["1.4"], "LeaveJobInQueue", "true"), (["1.5"], "LeaveJobInQueue", "ProcId == 5"),
+                              (["1.6"], "RemoteHost", 'strcat("slot", "2@gone")')):
+        queue.edit(JobSelection.from_spec(spec), attr, value)
+    queue.transition(JobId(1, 3), states.start, "<127.0.0.1:1>")
+
+
+def test_a_removal_in_batches_leaves_what_one_act_leaves(queue, tmp_path, clock):
+    """Removing by constraint in batches (jobs read from their stored text where it is
+    plain, from their ad otherwise) leaves the same queue, history and events as one
+    act over a twin queue (every job through its ad)."""
+    (tmp_path / "twin").mkdir()
+    twin = JobQueue(tmp_path / "twin", clock)
+    for q in (queue, twin):
+        _mixed_cluster(q)
+    batched = _all(queue, JobAction.Remove, 'Owner == "alice"')
+    whole = twin.act(JobAction.Remove, JobSelection.from_spec('Owner == "alice"'), "test")
+    assert [t for result in batched for t in result.transitions] == list(whole.transitions)
+    assert sorted(job for result in batched for job in result.left_queue) == sorted(whole.left_queue)
+    assert [dict(ad) for ad in queue.query()] == [dict(ad) for ad in twin.query()]
+    assert [dict(ad) for ad in queue.history.query()] == [dict(ad) for ad in twin.history.query()]
+    assert [str(ad["ProcId"]) for ad in queue.query()] == ["3", "4", "5"]
+    twin.close()
+
+
+def test_a_job_removed_already_is_skipped_by_a_batched_removal(queue):
+    """A running job removed once waits for its shadow; removing again by constraint skips it, saying why."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(2))
+    queue.transition(JobId(1, 0), states.start, "<127.0.0.1:1>")
+    _all(queue, JobAction.Remove, "ProcId == 0")
+    results = _all(queue, JobAction.Remove, "true")
+    assert [why for result in results for _, why in result.skipped] == [
+        "cannot remove job 1.0: it is Removed already (waiting for its shadow to exit)"]
+    assert sum(len(result.left_queue) for result in results) == 1
