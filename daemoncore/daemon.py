@@ -69,6 +69,8 @@ class DaemonSettings:
     daemon_token_file: str = ""
     #: METRICS_REQUIRE_AUTHENTICATION: false lets a scraper read ``/metrics`` without a token.
     metrics_require_authentication: bool = True
+    #: <SUBSYS>_DEBUG naming D_COMMAND (or D_FULLDEBUG, D_ALL): log every request's access line.
+    log_requests: bool = False
 
     @classmethod
     def from_config(cls, config: Config, daemon_type: str, ad_type: str) -> DaemonSettings:
@@ -100,7 +102,19 @@ class DaemonSettings:
             public_key_file=config.param(PUBLIC_KEY_KNOB, ""),
             daemon_token_file=config.param(DAEMON_TOKEN_KNOB, ""),
             metrics_require_authentication=bool(config.param_bool(REQUIRE_AUTHENTICATION_KNOB, True)),
+            log_requests=logs_commands(config.param(f"{upper}_DEBUG", "")),
         )
+
+
+#: The ``<SUBSYS>_DEBUG`` categories under which a daemon logs every request it answers.
+_REQUEST_CATEGORIES = frozenset({"D_COMMAND", "D_FULLDEBUG", "D_ALL"})
+
+
+def logs_commands(debug: str) -> bool:
+    """Whether a ``<SUBSYS>_DEBUG`` value (``D_COMMAND D_SECURITY:2``, commas or spaces
+    between categories, each with an optional ``:level``) names a category that logs
+    every request."""
+    return any(word.split(":", 1)[0].upper() in _REQUEST_CATEGORIES for word in debug.replace(",", " ").split())
 
 
 def advertised_interface(config: Config) -> str:
@@ -240,7 +254,7 @@ class DaemonService(service.MultiService):
         resource = ApiResource(self.route_table(), token_verifier(self.credentials.verify_key, self.reactor),
                                cooperator=sharing_cooperator(self.reactor))
         site = make_site(resource, max_body=self.settings.max_body, timeout=self.settings.request_timeout,
-                         clock=self.reactor)
+                         clock=self.reactor, log_requests=self.settings.log_requests)
         bind = ALL_INTERFACES if self.settings.bind_all else self.settings.interface
         self.port = listen(self.reactor, self.settings.port, site, bind, daemon_tls(self.settings.tls))
         write_address_file(self.settings.address_file, self.address)

@@ -94,7 +94,7 @@ class WebService(DaemonService):
                            self.reactor.seconds, self.snapshots, self.check_token,
                            metrics=WebMetrics(self.metrics_registry, lambda: self.snapshots.last_duration))
         site = make_site(resource, max_body=MAX_BODY_BYTES, timeout=self.settings.request_timeout,
-                         clock=self.reactor)
+                         clock=self.reactor, log_requests=self.settings.log_requests)
         bind = ALL_INTERFACES if self.settings.bind_all else self.settings.interface
         self.port = listen(self.reactor, self.settings.port, site, bind, daemon_tls(self.settings.tls))
         write_address_file(self.settings.address_file, self.address)

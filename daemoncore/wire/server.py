@@ -338,19 +338,33 @@ class BoundedRequest(server.Request):
             f"request body of {size} bytes or more exceeds the limit of {self.max_body} bytes"))
 
 
+class QuietSite(server.Site):
+    """Twisted's ``Site``, writing each request's access line to the daemon's log only
+    when ``log_requests`` (HTCondor logs commands only under ``D_COMMAND``): the line
+    cost every request a log event, formatted and written."""
+
+    log_requests = False
+
+    def log(self, request) -> None:
+        if self.log_requests:
+            super().log(request)
+
+
 def make_site(
     resource: Resource,
     max_body: int = MAX_BODY_BYTES,
     timeout: float = IDLE_TIMEOUT_SECONDS,
     clock=None,
+    log_requests: bool = False,
 ) -> server.Site:
     """A ``Site`` serving ``resource`` with a bounded request line, headers and body
-    (414, 431, 413) and an idle timeout."""
+    (414, 431, 413) and an idle timeout, logging each request when ``log_requests``."""
     bounded = type("SiteBoundedRequest", (BoundedRequest,), {"max_body": max_body})
-    site = server.Site(
+    site = QuietSite(
         resource, requestFactory=bounded, parsePOSTFormSubmission=False, timeout=timeout, reactor=clock
     )
     site.protocol = BoundedChannel
     site.displayTracebacks = False
     site.noisy = False
+    site.log_requests = log_requests
     return site

@@ -28,6 +28,8 @@ from transfer.inline import INLINE_BYTES
 #: What the probes may not see: an internal error, or any other 5xx but "not ready".
 FORBIDDEN_STATUS = {500, 501, 502, 504}
 PING_BOUND_SECONDS = 0.2
+#: The schedd logs each request's access line (D_COMMAND), which one test reads.
+POOL_ENV = {"_ROOST_SCHEDD_DEBUG": "D_COMMAND"}
 
 ROUTE_MODULES = {
     "COLLECTOR": collector_routes, "SCHEDD": schedd_routes, "STARTD": startd_routes,
