@@ -39,7 +39,7 @@ from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
 from schedd.queue.jobqueue import MATERIALIZE_PER_PASS
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
-from schedd.spool_cleanup import SpoolCleanup
+from schedd.spool_cleanup import SpoolCleanup, may_leave
 from schedd.spooling import Spooling
 from schedd.submit import SubmitError
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
@@ -270,18 +270,12 @@ class ScheddService(DaemonService):
     def record(self, transition: Transition) -> None:
         """After its commit: log a transition's event, and stop the job's shadow when
         the transition says so."""
-        if transition.event is not None:
-            where = self._log_for(transition.job_id)
-            if where is not None:
-                self._write_events(where, [transition.event])
-        if transition.stop_shadow and self.execution is not None:
-            self._stop_shadow(transition)
-        self.spool_cleanup.note((transition,))
-        self.queue_changed()
+        self.record_all((transition,))
 
     def record_all(self, transitions) -> None:
         """:meth:`record` for many committed transitions: each event log gets its events
-        in one write (in order), then the shadows of jobs that must stop are stopped."""
+        in one write (in order), then the shadows of jobs that must stop are stopped.
+        The event log kept for a cluster that has now left the queue is forgotten."""
         events: dict[LogTarget, list[Event]] = {}
         for transition in transitions:
             if transition.event is not None:
@@ -294,8 +288,16 @@ class ScheddService(DaemonService):
             if transition.stop_shadow and self.execution is not None:
                 self._stop_shadow(transition)
         self.spool_cleanup.note(transitions)
+        self._forget_gone_logs({transition.job_id.cluster for transition in transitions if may_leave(transition)})
         if transitions:
             self.queue_changed()
+
+    def _forget_gone_logs(self, clusters: set[int]) -> None:
+        """Drop the event logs kept for those of ``clusters`` no longer in the queue: no
+        job of theirs has an event left to log (kept, the map grew by every cluster ever)."""
+        for cluster_id in clusters:
+            if cluster_id in self._cluster_logs and self.queue.db.get_cluster_attrs(cluster_id) is None:
+                del self._cluster_logs[cluster_id]
 
     def _stop_shadow(self, transition: Transition) -> None:
         reason = next((str(value) for name, value in transition.changes.items()

@@ -252,3 +252,16 @@ def test_one_description_submitted_again_by_another_owner_is_theirs(call, tmp_pa
     ads = call("/v1/jobs/query", {"projection": ["ClusterId", "Owner", "User"]}).lines()
     assert [ad["Owner"] for ad in ads] == ["alice", "alice", "alice", "bob", "alice"]
     assert [ad["ClusterId"] for ad in ads] == [1, 2, 3, 4, 5]
+
+
+def test_a_cluster_that_left_the_queue_logs_its_removals_and_is_forgotten(call, schedd, tmp_path, monkeypatch):
+    """Removing a cluster in batches writes every job's 009 to its log; once the last job
+    left, the schedd keeps no event log for the cluster (the one still queued keeps its)."""
+    from schedd.queue import jobqueue
+    monkeypatch.setattr(jobqueue, "ACT_BATCH", 2)
+    submit(call, tmp_path, "executable = /bin/true\nlog = gone.log\nqueue 5\n", who="me")
+    submit(call, tmp_path, "executable = /bin/true\nlog = kept.log\nqueue 1\n", who="me")
+    assert call("/v1/jobs/act", {"action": "Remove", "ids": ["1"]}, "me").status == 200
+    events = [(e.type, e.proc) for e in JobEventLog(str(tmp_path / "gone.log")).events(stop_after=0)]
+    assert events[5:] == [(JobEventType.JOB_ABORTED, p) for p in range(5)]
+    assert 1 not in schedd._cluster_logs and schedd._cluster_logs[2].path == str(tmp_path / "kept.log")
