@@ -93,7 +93,11 @@ def wait_for_terminated(log: str, count: int, timeout: float, began: float) -> f
 
 
 def run_phase(submit, work: str, name: str, text: str, count: int, procs: dict, timeout: float) -> float:
-    """Submit ``count`` jobs of ``text`` with ``submit(path)`` and wait for them all; jobs/s."""
+    """Submit ``count`` jobs of ``text`` with ``submit(path)`` and wait for them all; jobs/s
+    (0, nothing submitted, for a phase of no jobs)."""
+    if count <= 0:
+        print(f"{name}: no jobs asked for; skipped")
+        return 0.0
     path = os.path.join(work, f"{name}.sub")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
