@@ -81,12 +81,15 @@ def test_protected_edits_are_refused_and_others_allowed(pool, workdir):
 
 
 def test_another_users_jobs_are_untouchable(pool, workdir, monkeypatch):
+    """Eve can neither remove, hold nor edit bob's jobs. They never match (requirements
+    = false), so they stay Idle whatever the negotiator does meanwhile."""
     key = load_signing_key(str(pool["dir"] / "passwords.d" / "POOL"))
     bob_token = workdir / "bob.token"
     bob_token.write_text(issue_token(key, "bob@pool", ["WRITE"]) + "\n")
     monkeypatch.setenv("ROOST_TOKEN", str(bob_token))
     bob = htcondor.Schedd()
-    cluster = bob.submit(htcondor.Submit("executable = /bin/sleep\n+Owner = \"alice\"\nqueue 2\n")).cluster()
+    cluster = bob.submit(htcondor.Submit("executable = /bin/sleep\n+Owner = \"alice\"\n"
+                                     "requirements = false\nqueue 2\n")).cluster()
     assert {ad["Owner"] for ad in bob.query(f"ClusterId == {cluster}", ["Owner"])} == {"bob"}
     eve_token = workdir / "eve.token"
     eve_token.write_text(issue_token(key, "eve@pool", ["WRITE"]) + "\n")
