@@ -269,18 +269,28 @@ def _write_lines(items: Iterable[object], request: server.Request, gone: list[bo
 
 
 class _TaskProducer:
-    """Lets the transport's back-pressure pause and resume a cooperative task."""
+    """Lets the transport's back-pressure pause and resume a cooperative task. A
+    transport pauses its producer at every write past its buffer's bound, so one step
+    writing several pieces is paused several times and resumed once: the task is
+    paused once however often it is asked, or it would never run again."""
 
     def __init__(self, work: task.CooperativeTask) -> None:
         self._work = work
+        self._paused = False
 
     def pauseProducing(self) -> None:
+        if self._paused:
+            return
         try:
             self._work.pause()
+            self._paused = True
         except task.TaskFinished:
             pass
 
     def resumeProducing(self) -> None:
+        if not self._paused:
+            return
+        self._paused = False
         try:
             self._work.resume()
         except (task.TaskFinished, task.NotPaused):

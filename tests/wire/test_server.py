@@ -261,3 +261,24 @@ def test_a_streamed_answer_widens_its_tcp_transports_sends(toy_site, clock, path
     assert transport.SEND_LIMIT == (STREAM_SEND_BYTES if widened else 128 * 1024)
     protocol.connectionLost(None)
 
+
+
+def test_a_stream_paused_twice_by_its_transport_runs_again_after_one_resume(clock):
+    """A transport pauses its producer at each write past its buffer (one step may
+    write several pieces) and resumes it once: the stream goes on."""
+    from twisted.internet.task import Cooperator
+
+    from daemoncore.wire.server import _TaskProducer
+
+    ran = []
+    cooperator = Cooperator(scheduler=lambda tick: clock.callLater(0, tick))
+    work = cooperator.cooperate(ran.append(n) for n in range(3))
+    producer = _TaskProducer(work)
+    producer.pauseProducing()
+    producer.pauseProducing()
+    clock.advance(1)
+    assert ran == []
+    producer.resumeProducing()
+    for _ in range(5):
+        clock.advance(1)
+    assert ran == [0, 1, 2]
