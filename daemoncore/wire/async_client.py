@@ -25,7 +25,7 @@ import treq
 from OpenSSL import SSL
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.error import ConnectError, ConnectionClosed, TimeoutError
-from twisted.web.client import Agent, HTTPConnectionPool, ResponseFailed
+from twisted.web.client import Agent, HTTPConnectionPool, ResponseFailed, _HTTP11ClientFactory
 from twisted.web.http_headers import Headers
 from twisted.web.iweb import IBodyProducer
 from zope.interface import implementer
@@ -74,6 +74,12 @@ class BytesProducer:
         pass
 
 
+class _QuietClientFactory(_HTTP11ClientFactory):
+    """Twisted's HTTP client factory without its "Starting/Stopping factory" log lines."""
+
+    noisy = False
+
+
 class DirectHttp:
     """``treq.request``'s calling convention over one ``Agent`` and a persistent pool,
     without treq's per-call client, cookies, redirects and URL parsing. ``data`` is
@@ -95,6 +101,7 @@ class DirectHttp:
                 self._reactor = default_reactor
             pool = HTTPConnectionPool(self._reactor, persistent=True)
             pool.maxPersistentPerHost = PERSISTENT_PER_HOST
+            pool._factory = _QuietClientFactory  # as treq does: no two log lines per connection
             self._agent = Agent(self._reactor, contextFactory=PoolTlsPolicy(self._current_trust), pool=pool)
         return self._agent
 
