@@ -265,3 +265,23 @@ def test_a_cluster_that_left_the_queue_logs_its_removals_and_is_forgotten(call, 
     events = [(e.type, e.proc) for e in JobEventLog(str(tmp_path / "gone.log")).events(stop_after=0)]
     assert events[5:] == [(JobEventType.JOB_ABORTED, p) for p in range(5)]
     assert 1 not in schedd._cluster_logs and schedd._cluster_logs[2].path == str(tmp_path / "kept.log")
+
+
+@pytest.mark.parametrize("batch", [1, 64])
+def test_a_users_constraint_reaches_only_their_own_jobs_and_factories(call, schedd, tmp_path, monkeypatch, batch):
+    """bob's rm and qedit by a constraint every job matches change only bob's jobs, in
+    batches or not, and stop only bob's job factory; an administrator's reach them all."""
+    from schedd.queue import jobqueue
+    monkeypatch.setattr(jobqueue, "ACT_BATCH", batch)
+    submit(call, tmp_path, SLEEP, who="alice")
+    submit(call, tmp_path, SLEEP, who="bob")
+    submit(call, tmp_path, SLEEP.replace("queue 3", "max_materialize = 1\nqueue 3"), who="alice")
+    assert call("/v1/jobs/edit", {"constraint": "true", "attr": "JobPrio", "value": "5"}, "bob").json() == {
+        "changed": 3}
+    removed = call("/v1/jobs/act", {"action": "Remove", "constraint": "JobPrio >= 0"}, "bob").json()
+    assert removed == {"changed": 3, "refused": []}
+    left = call("/v1/jobs/query", {"projection": ["Owner", "JobPrio"]}).lines()
+    assert sorted((ad["Owner"], ad["JobPrio"]) for ad in left) == [("alice", 0)] * 4
+    from schedd.queue import factory
+    assert schedd.queue.cluster_ad(3).get(factory.PAUSED, 0) == 0  # alice's factory still running
+    assert call("/v1/jobs/act", {"action": "Remove", "constraint": "true"}, "admin").json()["changed"] == 4
