@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -57,21 +58,9 @@ def parse_json_object_in_pieces(raw: bytes, piece_bytes: int = PIECE_BYTES) -> I
     if len(raw) <= piece_bytes or not raw.lstrip()[:1] == b"{":
         yield parse_json_object(raw)
         return
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadRequest(f"request body is not UTF-8: {exc}") from None
     value: dict = {}
-    try:
-        yield from _object_members(text, value, piece_bytes)
-    except json.JSONDecodeError as exc:
-        raise BadRequest(
-            f"request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    except RecursionError:
-        raise BadRequest("request body nests JSON too deeply") from None
-    except ValueError as exc:  # json's int() of a number past sys.get_int_max_str_digits()
-        raise BadRequest(f"request body holds a number too long to read: {_first_line(exc)}") from None
+    with _read_as_request_body():
+        yield from _object_members(raw.decode("utf-8"), value, piece_bytes)
     if _SURROGATE_ESCAPE.search(raw):
         _refuse_lone_surrogates(value, "$")
     yield value
@@ -157,8 +146,19 @@ def _parse_json(raw: bytes) -> object:
         BadRequest: the body is not UTF-8 JSON, nests too deeply, holds an integer
             of more than 4,300 digits or a string with a lone surrogate.
     """
-    try:
+    with _read_as_request_body():
         value = json.loads(raw)
+    if _SURROGATE_ESCAPE.search(raw):
+        _refuse_lone_surrogates(value, "$")
+    return value
+
+
+@contextlib.contextmanager
+def _read_as_request_body() -> Iterator[None]:
+    """Decoding a request body's UTF-8 and JSON, with each failure as the
+    ``BadRequest`` a client reads."""
+    try:
+        yield
     except UnicodeDecodeError as exc:
         raise BadRequest(f"request body is not UTF-8: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -169,9 +169,6 @@ def _parse_json(raw: bytes) -> object:
         raise BadRequest("request body nests JSON too deeply") from None
     except ValueError as exc:  # json's int() of a number past sys.get_int_max_str_digits()
         raise BadRequest(f"request body holds a number too long to read: {_first_line(exc)}") from None
-    if _SURROGATE_ESCAPE.search(raw):
-        _refuse_lone_surrogates(value, "$")
-    return value
 
 
 def _refuse_lone_surrogates(value: object, where: str) -> None:
