@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from daemoncore.wire.adcodec import node_to_json
-from schedd.queue.stored import decode_expression
+from schedd.queue.stored import decode_expression, overlaid
 
 #: Longest the reactor is held building one block.
 SLICE_SECONDS = 0.002
@@ -103,13 +103,7 @@ def job_line(cluster: dict[str, tuple[str, str]], proc: list, wanted: list[tuple
             if part:
                 parts.append(part)
     else:
-        merged = dict(cluster)
-        for name, text in proc:
-            if text is None:
-                merged.pop(name.lower(), None)
-            else:
-                merged[name.lower()] = (name, text)
-        ordered = sorted(merged.values(), key=lambda pair: (len(pair[0]), pair[0].lower()))
+        ordered = sorted(overlaid(cluster, proc).values(), key=lambda pair: (len(pair[0]), pair[0].lower()))
         parts = [f"{wire.name(name)}:{wire.value(text)}" for name, text in ordered]
     return ("{" + ",".join(parts) + "}\n").encode("utf-8")
 

@@ -156,6 +156,19 @@ def pair_fragments(cluster: dict[str, tuple[str, str]]) -> dict[str, str]:
     return {key: _pair_json(pair) for key, pair in cluster.items()}
 
 
+def overlaid(cluster: dict[str, tuple[str, str]], proc: Iterable) -> dict[str, tuple[str, str]]:
+    """A whole job's stored ``(name, text)`` pairs by lower-case name: its cluster's
+    (``cluster``, by lower-case name) overlaid by its proc's ``(name, text)`` pairs, a
+    None text removing the cluster's."""
+    merged = dict(cluster)
+    for name, text in proc:
+        if text is None:
+            merged.pop(name.lower(), None)
+        else:
+            merged[name.lower()] = (name, text)
+    return merged
+
+
 def history_text(cluster: dict[str, str], proc: Iterable[tuple[str, str | None]]) -> str:
     """The stored text of a whole job ad from its cluster's :func:`pair_fragments` and
     its proc's ``(name, text)`` pairs (None text: removed), without parsing or printing

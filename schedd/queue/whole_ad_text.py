@@ -7,6 +7,7 @@ description give the same attribute names (so the same order) and mostly the sam
 from __future__ import annotations
 
 from schedd.queue.answers import WireText
+from schedd.queue.stored import overlaid
 
 #: Parts and orders remembered; each table starts over when full.
 MAX_REMEMBERED = 4096
@@ -25,13 +26,7 @@ class WholeAdText:
     def line(self, cluster: dict[str, tuple[str, str]], proc: list) -> bytes:
         """The NDJSON line of the job whose cluster's stored pairs (lower-case name ->
         ``(name, text)``) are ``cluster`` and whose own stored pairs are ``proc``."""
-        merged = dict(cluster)
-        for name, text in proc:
-            if text is None:
-                merged.pop(name.lower(), None)
-            else:
-                merged[name.lower()] = (name, text)
-        pairs = list(merged.values())
+        pairs = list(overlaid(cluster, proc).values())
         names = tuple(name for name, _ in pairs)
         order = self._orders.get(names)
         if order is None:
