@@ -60,9 +60,9 @@ def test_an_error_answer_raises_what_subprocess_would_have():
     assert _pid_from({"id": 1, "pid": 42}) == 42
 
 
-@pytest.mark.integration  # a real launcher process and real jobs on the global reactor
-@ROOT_ONLY
-class LaunchedJobTests(unittest.TestCase):
+class _WithLauncher(unittest.TestCase):
+    """A started launcher (stopped afterwards) and the ``nobody`` account its jobs run as."""
+
     def setUp(self):
         self.nobody = local_account("nobody")
         if self.nobody is None:
@@ -71,6 +71,10 @@ class LaunchedJobTests(unittest.TestCase):
         self.launcher.start()
         self.addCleanup(self.launcher.stop)
 
+
+@pytest.mark.integration  # a real launcher process and real jobs on the global reactor
+@ROOT_ONLY
+class LaunchedJobTests(_WithLauncher):
     def start(self, argv, cwd="/"):
         fds = devnull_fds()
         try:
@@ -144,14 +148,9 @@ class LaunchedJobTests(unittest.TestCase):
 
 @pytest.mark.integration  # a real launcher process and real jobs on the global reactor
 @ROOT_ONLY
-class LaunchedStarterTests(unittest.TestCase):
+class LaunchedStarterTests(_WithLauncher):
     def setUp(self):
-        self.nobody = local_account("nobody")
-        if self.nobody is None:
-            raise unittest.SkipTest("no 'nobody' account")
-        self.launcher = JobLauncher(reactor)
-        self.launcher.start()
-        self.addCleanup(self.launcher.stop)
+        super().setUp()
         self.execute = tempfile.mkdtemp(prefix="roost-launched-")
         os.chmod(self.execute, 0o711)
         self.addCleanup(lambda: os.path.isdir(self.execute) and os.rmdir(self.execute))
