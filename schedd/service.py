@@ -147,6 +147,8 @@ class ScheddService(DaemonService):
         self.factories = FactoryMakers(schedd.domain)
         self.factory_events = FactoryEvents(self.queue.db, _cluster_log_target, self._write_events, reactor)
         self._pending_materialize = None
+        #: set once stopping begins: nothing new is scheduled on the queue, closed when the stop ends
+        self._stopping = False
         self._periodic.clock = reactor
         self.spool_cleanup = SpoolCleanup(self.queue, schedd.spool, _default_run_blocking(), reactor)
         self.execution = _execution_for(self) if with_execution else None
@@ -315,11 +317,12 @@ class ScheddService(DaemonService):
     def queue_changed(self) -> None:
         """Send the ads again soon (many changes in a moment share one update), and let
         the factories replace procs that left or started."""
-        if self._pending_materialize is None and self.running:
+        if self._stopping or not self.running:
+            return
+        if self._pending_materialize is None:
             self._pending_materialize = self.reactor.callLater(0, self._materialize_soon)
         if self._pending_advertise is None or not self._pending_advertise.active():
-            if self.running:
-                self._pending_advertise = self.reactor.callLater(ADVERTISE_DELAY, self._advertise_quietly)
+            self._pending_advertise = self.reactor.callLater(ADVERTISE_DELAY, self._advertise_quietly)
 
     def daemon_client(self, address: str, timeout: float | None = None, token: str | None = None) -> AsyncClient:
         """An asynchronous client to another daemon at ``address`` with a DAEMON token,
@@ -429,6 +432,9 @@ class ScheddService(DaemonService):
         self._pending_materialize = self.reactor.callLater(0, self._materialize_soon)  # resume factories
 
     def stopService(self):
+        # the service runs until its listener has closed, while the queue closes after
+        # that: a change meanwhile must not schedule work the closed queue would fail
+        self._stopping = True
         if self._periodic.running:
             self._periodic.stop()
         self.spool_cleanup.stop()

@@ -285,3 +285,21 @@ def test_a_users_constraint_reaches_only_their_own_jobs_and_factories(call, sche
     from schedd.queue import factory
     assert schedd.queue.cluster_ad(3).get(factory.PAUSED, 0) == 0  # alice's factory still running
     assert call("/v1/jobs/act", {"action": "Remove", "constraint": "true"}, "admin").json()["changed"] == 4
+
+
+def test_a_change_while_stopping_schedules_nothing_on_the_queue_about_to_close(schedd, call, tmp_path, reactor,
+                                                                               monkeypatch):
+    """Until its listener has closed the schedd still runs; a queue change then (a shadow
+    ending as the startd shuts down) must not schedule a pass that would find the queue
+    closed (seen as a critical 'materialising factory jobs failed' at the end of a pool)."""
+    from twisted.internet.defer import Deferred
+    schedd.startService()
+    listener_closed = Deferred()
+    monkeypatch.setattr(schedd.port, "stopListening", lambda: listener_closed)
+    stopped = schedd.stopService()
+    assert schedd.running
+    before = len(reactor.getDelayedCalls())
+    schedd.queue_changed()
+    assert len(reactor.getDelayedCalls()) == before
+    listener_closed.callback(None)
+    assert stopped.called and not schedd.running
