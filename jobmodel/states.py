@@ -217,8 +217,7 @@ def facts_of(ad: ClassAd) -> JobFacts:
     Raises:
         InvalidTransitionError: ``JobStatus`` is missing or not one of 1-7.
     """
-    remote = [ad.evaluate(name) if name in ad else None for name in ("RemoteHost", "RemotePool")]
-    return JobFacts(job_id_of(ad), status_of(ad), *(value if type(value) is str else None for value in remote))
+    return JobFacts(job_id_of(ad), status_of(ad), *_where_it_runs(ad))
 
 
 def remove(ad: ClassAd, reason: str, clock: ClockLike) -> Transition:
@@ -276,8 +275,14 @@ def _off_machine(ad: ClassAd) -> dict[str, Any]:
 def left_machine(ad: ClassAd) -> dict[str, Any]:
     """The changes of a job whose run ended: ``RemoteHost`` and ``RemotePool`` (a run in
     another pool, flocked there) become ``LastRemoteHost`` and ``LastRemotePool``."""
-    facts = [ad.evaluate(name) if name in ad else None for name in ("RemoteHost", "RemotePool")]
-    return _left(*(value if type(value) is str else None for value in facts))
+    return _left(*_where_it_runs(ad))
+
+
+def _where_it_runs(ad: ClassAd) -> tuple[str | None, str | None]:
+    """The job's ``RemoteHost`` and ``RemotePool`` strings (None for one that is not a string)."""
+    values = (ad.evaluate(name) if name in ad else None for name in ("RemoteHost", "RemotePool"))
+    host, pool = (value if type(value) is str else None for value in values)
+    return host, pool
 
 
 def _left(remote_host: str | None, remote_pool: str | None) -> dict[str, Any]:
