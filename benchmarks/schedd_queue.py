@@ -27,8 +27,10 @@ submit loop, or the ``roost submit`` processes.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -51,7 +53,8 @@ def start_schedd(directory: str, collector: str = "", key=None) -> tuple[subproc
     (none by default); its process, address and the pool key (``key``, else a new one)."""
     if key is None:
         key = create_signing_key(os.path.join(directory, "passwords.d", "POOL"))
-    config = write_config(directory, "config", f"COLLECTOR_HOST = {collector}\n")
+    config = write_config(directory, "config", f"COLLECTOR_HOST = {collector}\n"
+                                               f"REACTOR_STALL_REPORT_MS = {STALL_REPORT_MS}\n")
     process, address = start_daemon("schedd", directory, config)
     return process, address, key
 
@@ -84,6 +87,12 @@ def start_daemon(module: str, directory: str, config: str) -> tuple[subprocess.P
 
 #: The parts ``--only`` can choose.
 PARTS = ("queue", "bindings-submit", "roost-submit")
+
+#: The schedd logs where its reactor was held this long or longer (daemoncore/stall_watch.py),
+#: and the benchmark prints those reports at the end.
+STALL_REPORT_MS = 60
+#: A stack line of such a report: how many samples saw it, then its frames.
+_STACK_LINE = re.compile(r"\s+\d+x ")
 
 #: Seconds between two probes of the schedd's reactor.
 PROBE_INTERVAL = 0.02
@@ -200,6 +209,7 @@ def measure(args, directory: str, process: subprocess.Popen, address: str, key,
     phase("end")
     time.sleep(0.2)
     print_stalls(json.loads(prober.communicate(timeout=60)[0]), phases)
+    print_stall_reports(directory)
 
 
 def measure_queue(args, directory: str, schedd_ps: psutil.Process, address: str, token: str,
@@ -258,6 +268,23 @@ def print_stalls(stalls: dict, phases: list[str]) -> None:
             print(f"  {name}: {found['max_ms']:.0f} ms (p50 {found['p50_ms']:.1f} ms, {found['probes']} probes)")
         else:
             print(f"  {name}: no probe answered during the phase")
+
+
+def print_stall_reports(directory: str) -> None:
+    """Print the schedd's own reports of its reactor held :data:`STALL_REPORT_MS` or longer
+    (each with the stacks it was seen in most)."""
+    reports = []
+    for name in sorted(os.listdir(directory)):
+        if name.lower().startswith("sched") and "log" in name.lower():
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as log:
+                lines = log.read().splitlines()
+            for index, line in enumerate(lines):
+                if "reactor held" in line:
+                    stacks = itertools.takewhile(_STACK_LINE.match, lines[index + 1:])
+                    reports.append((line.split("] ", 1)[-1], [stack.strip() for stack in stacks]))
+    print(f"schedd's own stall reports (>= {STALL_REPORT_MS} ms): {len(reports)}")
+    for head, stacks in reports:
+        print("  " + "\n    ".join([head, *stacks]))
 
 
 def client_environment(directory: str, token: str) -> dict[str, str]:

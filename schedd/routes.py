@@ -122,14 +122,16 @@ class ScheddRoutes:
         cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id() if cluster_id is None else cluster_id)
         if spool:  # held (code 16) until roost submit -spool sends each proc's input files
             cluster = held_for_input(cluster)
-        try:
-            stored = queue.submit_cluster(cluster.cluster_ad, cluster.proc_ads)
-        except BadJobAdError as exc:
-            raise BadRequest(str(exc)) from None
-        if cluster_id is not None and stored != cluster_id:
-            raise RuntimeError(f"cluster {stored} stored where {cluster_id} was expanded")
-        self._service.submitted(stored, len(cluster.proc_ads), stored_ads=(cluster.cluster_ad, cluster.proc_ads))
-        return _submit_answer(stored, len(cluster.proc_ads), queue.job_wire_text(JobId(stored, 0)))
+        incoming = _bad_job_ad(queue.submit_in_steps, cluster.cluster_ad, cluster.proc_ads)
+
+        def answer() -> BytesReply:
+            stored = incoming.cluster_id
+            if cluster_id is not None and stored != cluster_id:
+                raise RuntimeError(f"cluster {stored} stored where {cluster_id} was expanded")
+            self._service.submitted(stored, len(cluster.proc_ads), stored_ads=(cluster.cluster_ad, cluster.proc_ads))
+            return _submit_answer(stored, len(cluster.proc_ads), queue.job_wire_text(JobId(stored, 0)))
+        # the first step allocates the ClusterId in this turn, as the expansion above expects
+        return _in_slices(self._service.reactor, lambda: _bad_job_ad(incoming.step), answer, incoming.abort)
 
     def _owned_by(self, cluster: ClusterToStore, owner: str) -> ClusterToStore:
         """``cluster`` with its names checked, as ``owner`` submits it (:func:`owned_by`);
@@ -323,6 +325,48 @@ class _ActionRun:
     def _reply(self) -> JsonReply:
         self._service.queue_changed()
         return JsonReply({"changed": self._changed, "refused": self._refused})
+
+
+def _in_slices(reactor, step, answer, give_up):
+    """Run ``step()`` until it returns True, for at most :data:`ACT_SLICE_SECONDS` per
+    reactor turn, then ``answer()``: the answer at once when one slice was enough, else
+    a Deferred of it, other requests answered between slices. An error (from the first
+    slice raised at once) runs ``give_up()`` first."""
+    def run_slice() -> bool:
+        deadline = time.perf_counter() + ACT_SLICE_SECONDS
+        try:
+            while not step():
+                if time.perf_counter() >= deadline:
+                    return False
+        except BaseException:
+            give_up()
+            raise
+        return True
+
+    if run_slice():
+        return answer()
+    done = Deferred()
+
+    def next_slice() -> None:
+        try:
+            if not run_slice():
+                reactor.callLater(0, next_slice)
+                return
+            reply = answer()
+        except Exception:
+            done.errback()
+            return
+        done.callback(reply)
+    reactor.callLater(0, next_slice)
+    return done
+
+
+def _bad_job_ad(make, *args):
+    """``make(*args)``, a job ad the queue refuses answering 400."""
+    try:
+        return make(*args)
+    except BadJobAdError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _submit_answer(cluster_id: int, num_procs: int, cluster_ad: bytes) -> BytesReply:

@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS running_claims (
     pool TEXT, PRIMARY KEY (cluster_id, proc_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS factories (
     cluster_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, active INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS incoming_clusters (cluster_id INTEGER PRIMARY KEY);
 """
 
 
@@ -124,6 +125,11 @@ class QueueDatabase:
             self.db.execute("ALTER TABLE history ADD COLUMN base INTEGER")
         self.db.execute(_HISTORY_BASE_INDEX)
         self._bases: dict[int, dict[str, str]] = {}
+        #: Clusters being stored chunk by chunk, not yet acknowledged: no read sees them.
+        self._incoming: set[int] = set()
+        #: The SQL condition hiding them ("" when there is none, so reads cost nothing more).
+        self._hidden = ""
+        self.dropped_incoming = self.drop_incoming()
         #: False for a queue kept by an older Roost until :meth:`add_submitter_column` ran.
         self.has_submitter_column = "submitter" in self.db["jobs"].columns_dict
         if self.has_submitter_column:
@@ -155,6 +161,44 @@ class QueueDatabase:
         """One transaction (nested calls become savepoints)."""
         with self.db.atomic():
             yield self
+
+    # --- incoming clusters -------------------------------------------------------
+    def mark_incoming(self, cluster_id: int) -> None:
+        """Hide a cluster from every read while its procs are stored over several
+        transactions (call inside the transaction that stores its first rows)."""
+        self.db.execute("INSERT INTO incoming_clusters (cluster_id) VALUES (?)", [cluster_id])
+        self._set_incoming(self._incoming | {cluster_id})
+
+    def acknowledge_incoming(self, cluster_id: int) -> None:
+        """Show a cluster whose last procs are stored (call inside the transaction that
+        stores them, so it appears whole when that commits)."""
+        self.db.execute("DELETE FROM incoming_clusters WHERE cluster_id = ?", [cluster_id])
+        self._set_incoming(self._incoming - {cluster_id})
+
+    def drop_incoming(self, only: int | None = None) -> list[int]:
+        """Drop every incoming cluster (or only cluster ``only``) with its procs, in one
+        transaction: it was never acknowledged (the schedd stopped or the submit failed
+        before its last procs were stored). Returns the clusters dropped."""
+        with self.atomic():
+            found = [row[0] for row in self.db.execute("SELECT cluster_id FROM incoming_clusters ORDER BY cluster_id")
+                     if only is None or row[0] == only]
+            for cluster_id in found:
+                for table in ("jobs", "clusters", "incoming_clusters"):
+                    self.db.execute(f"DELETE FROM {table} WHERE cluster_id = ?", [cluster_id])
+        self._set_incoming(self._incoming - {only} if only is not None else set())
+        return found
+
+    def _set_incoming(self, clusters: set[int]) -> None:
+        self._incoming = clusters
+        self._hidden = f"cluster_id NOT IN ({','.join(str(int(c)) for c in sorted(clusters))})" if clusters else ""
+
+    def _and_visible(self, where: str) -> str:
+        """``where`` and, while a cluster is incoming, the condition hiding it."""
+        return f"{where} AND {self._hidden}" if self._hidden else where
+
+    def _where_visible(self) -> str:
+        """A WHERE clause hiding incoming clusters, or "" when there is none."""
+        return f" WHERE {self._hidden}" if self._hidden else ""
 
     # --- running claims ---------------------------------------------------------
     def save_running_claim(self, claim: RunningClaim) -> None:
@@ -198,11 +242,15 @@ class QueueDatabase:
 
     def get_cluster_attrs(self, cluster_id: int) -> str | None:
         """A cluster's stored common attributes, or None."""
+        if cluster_id in self._incoming:
+            return None
         row = self.db.execute("SELECT attrs FROM clusters WHERE cluster_id = ?", [cluster_id]).fetchone()
         return row[0] if row else None
 
     def get_job(self, cluster_id: int, proc_id: int) -> JobRow | None:
         """One proc's row, or None."""
+        if cluster_id in self._incoming:
+            return None
         row = self.db.execute(
             f"SELECT {_JOB_COLUMNS} FROM jobs WHERE cluster_id = ? AND proc_id = ?",
             [cluster_id, proc_id]).fetchone()
@@ -233,7 +281,7 @@ class QueueDatabase:
         while True:
             clauses = where + ["(cluster_id, proc_id) > (?, ?)"]
             sql = (f"SELECT {_JOB_COLUMNS} FROM jobs WHERE "
-                   + " AND ".join(clauses) + " ORDER BY cluster_id, proc_id LIMIT ?")
+                   + self._and_visible(" AND ".join(clauses)) + " ORDER BY cluster_id, proc_id LIMIT ?")
             rows = self.db.execute(sql, params + list(after) + [size]).fetchall()
             for row in rows:
                 yield _job_row(row)
@@ -244,7 +292,7 @@ class QueueDatabase:
 
     def jobs_after(self, after: tuple[int, int], limit: int, cluster_id: int | None = None) -> list[JobRow]:
         """At most ``limit`` procs (of one cluster) whose ids follow ``after``, in id order."""
-        where = "(cluster_id, proc_id) > (?, ?)" + ("" if cluster_id is None else " AND cluster_id = ?")
+        where = self._and_visible("(cluster_id, proc_id) > (?, ?)" + ("" if cluster_id is None else " AND cluster_id = ?"))
         params = [*after] + ([] if cluster_id is None else [cluster_id])
         rows = self.db.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY cluster_id, proc_id LIMIT ?",
                                params + [limit]).fetchall()
@@ -254,7 +302,7 @@ class QueueDatabase:
         """The stored texts of the cluster's procs that may set one of ``names`` (their
         text holds the quoted name, any case); the caller decodes them to be sure."""
         names = list(names)
-        if not names:
+        if not names or cluster_id in self._incoming:
             return []
         if any(not name.isalnum() for name in names):
             raise ValueError(f"attribute names to look for must be letters and digits, got {names!r}")
@@ -264,6 +312,8 @@ class QueueDatabase:
 
     def find_other_owner(self, cluster_id: int, owner: str) -> JobRow | None:
         """One proc of the cluster that ``owner`` does not own, or None."""
+        if cluster_id in self._incoming:
+            return None
         row = self.db.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE cluster_id = ? AND owner IS NOT ? LIMIT 1",
                               [cluster_id, owner]).fetchone()
         return _job_row(row) if row else None
@@ -273,7 +323,8 @@ class QueueDatabase:
         by key (no cursor stays open between pages) for queries that read only the text."""
         after = (-1, -1)
         while True:
-            rows = self.db.execute("SELECT cluster_id, proc_id, attrs FROM jobs WHERE (cluster_id, proc_id) > (?, ?) "
+            where = self._and_visible("(cluster_id, proc_id) > (?, ?)")
+            rows = self.db.execute(f"SELECT cluster_id, proc_id, attrs FROM jobs WHERE {where} "
                                    "ORDER BY cluster_id, proc_id LIMIT ?", [*after, page_size]).fetchall()
             yield from rows
             if len(rows) < page_size:
@@ -339,27 +390,31 @@ class QueueDatabase:
 
     def count_cluster_by_status(self, cluster_id: int) -> dict[int, int]:
         """How many procs of one cluster are in each status."""
+        if cluster_id in self._incoming:
+            return {}
         return dict(self.db.execute("SELECT status, COUNT(*) FROM jobs WHERE cluster_id = ? GROUP BY status",
                                     [cluster_id]).fetchall())
 
     def count_jobs_by_owner(self) -> list[tuple[str | None, int, int]]:
         """``(owner, status, count)`` for every owner and status in the queue."""
         return self.db.execute(
-            "SELECT owner, status, COUNT(*) FROM jobs GROUP BY owner, status ORDER BY owner, status").fetchall()
+            f"SELECT owner, status, COUNT(*) FROM jobs{self._where_visible()} GROUP BY owner, status "
+            "ORDER BY owner, status").fetchall()
 
     def count_jobs_by_submitter(self) -> list[tuple[str | None, str | None, int, int]]:
         """``(submitter, owner, status, count)`` for every submitter, owner and status."""
         return self.db.execute(
-            "SELECT submitter, owner, status, COUNT(*) FROM jobs GROUP BY submitter, owner, status "
+            f"SELECT submitter, owner, status, COUNT(*) FROM jobs{self._where_visible()} GROUP BY submitter, owner, status "
             "ORDER BY submitter, owner, status").fetchall()
 
     def count_jobs(self) -> int:
         """How many procs are in the queue."""
-        return self.db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+        return self.db.execute(f"SELECT COUNT(*) FROM jobs{self._where_visible()}").fetchone()[0]
 
     def cluster_ids(self) -> list[int]:
         """Every stored cluster id, ascending."""
-        return [r[0] for r in self.db.execute("SELECT cluster_id FROM clusters ORDER BY cluster_id")]
+        return [r[0] for r in self.db.execute(f"SELECT cluster_id FROM clusters{self._where_visible()} "
+                                              "ORDER BY cluster_id")]
 
     # --- history ------------------------------------------------------------
     def history_base(self, cluster_text: str) -> int:

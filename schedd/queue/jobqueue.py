@@ -28,9 +28,10 @@ from jobmodel.errors import (
 )
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
-from schedd.queue import factory
+from schedd.queue import factory, incoming
 from schedd.queue.answers import WireText, answer_blocks, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
+from schedd.queue.incoming import IncomingCluster
 from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selecting import JobSelecting
 from schedd.queue.selection import JobSelection
@@ -133,11 +134,31 @@ class JobQueue(JobSelecting):
 
     # --- submit ---------------------------------------------------------------
     def submit_cluster(self, cluster_ad: ClassAd, proc_ads: Sequence[ClassAd]) -> int:
-        """Store one cluster (common attributes plus each proc's differences) in one
-        transaction and return its ClusterId. Procs are numbered from 0 in order.
+        """Store one cluster (common attributes plus each proc's differences) and return
+        its ClusterId: :meth:`submit_in_steps` run to the end. Procs are numbered from 0
+        in order.
 
         Raises:
-            BadJobAdError: the ads are not ClassAds or there is no proc.
+            BadJobAdError: the ads are not ClassAds, there is no proc, or a proc's
+                JobStatus is not one of 1-7 (nothing is stored).
+        """
+        submit = self.submit_in_steps(cluster_ad, proc_ads)
+        while not submit.step():
+            pass
+        return submit.cluster_id
+
+    def submit_in_steps(self, cluster_ad: ClassAd, proc_ads: Sequence[ClassAd],
+                        chunk: int | None = None) -> IncomingCluster:
+        """A submit of one cluster stored ``chunk`` procs (default
+        :data:`~schedd.queue.incoming.SUBMIT_CHUNK`) per transaction, each
+        :meth:`~schedd.queue.incoming.IncomingCluster.step` one transaction: the first
+        step allocates the ClusterId (take it in the same reactor turn as
+        :meth:`~schedd.queue.db.QueueDatabase.peek_cluster_id`); until the last step
+        the cluster is hidden from every read, and a schedd restarted before then drops it.
+
+        Raises:
+            BadJobAdError: the ads are not ClassAds or there is no proc (at once);
+                a step raises it for a proc whose JobStatus is not one of 1-7.
         """
         if not isinstance(cluster_ad, ClassAd):
             raise BadJobAdError(f"the cluster ad must be a ClassAd, not {type(cluster_ad).__name__}")
@@ -147,20 +168,26 @@ class JobQueue(JobSelecting):
         for index, proc in enumerate(procs):
             if not isinstance(proc, ClassAd):
                 raise BadJobAdError(f"proc ad {index} must be a ClassAd, not {type(proc).__name__}")
-        now = now_from(self.clock)
-        added = [(name, python_to_node(value))
-                 for name, value in (("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now))
-                 if name not in cluster_ad and not all(name in proc for proc in procs)]
-        with self.db.atomic():
+        kept: dict[str, dict] = {}
+
+        def first() -> tuple[int, Iterator[tuple]]:
+            now = now_from(self.clock)
+            added = [(name, python_to_node(value)) for name, value in (
+                ("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now))
+                if name not in cluster_ad and not all(name in proc for proc in procs)]
             cluster_id = self.db.allocate_cluster_id()
             # derived, not copied: the cluster ad's entries are shared, never changed
             common = cluster_ad.derive([*added, ("ClusterId", python_to_node(cluster_id))])
-            common_text, pairs = encode_cluster(common)
+            common_text, kept["pairs"] = encode_cluster(common)
             self.db.insert_cluster(cluster_id, common_text)
+            pairs = kept["pairs"]
             entries = {key: (pairs[key][0], decode_expression(pairs[key][1])) for key in _SUBMITTER_KEYS if key in pairs}
-            self.db.insert_jobs(self._proc_rows(cluster_id, procs, common, cluster_entries=entries))
-        self._keep_pairs(cluster_id, pairs)
-        return cluster_id
+            return cluster_id, self._proc_rows(cluster_id, procs, common, cluster_entries=entries)
+
+        def acknowledged(cluster_id: int) -> None:
+            self._forget_cluster(cluster_id)
+            self._keep_pairs(cluster_id, kept["pairs"])
+        return IncomingCluster(self.db, len(procs), first, acknowledged, chunk or incoming.SUBMIT_CHUNK)
 
     def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd, first_proc: int = 0,
                    cluster_entries: Entries | None = None):

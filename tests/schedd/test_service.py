@@ -303,3 +303,19 @@ def test_a_change_while_stopping_schedules_nothing_on_the_queue_about_to_close(s
     assert len(reactor.getDelayedCalls()) == before
     listener_closed.callback(None)
     assert stopped.called and not schedd.running
+
+
+def test_a_submit_in_many_chunks_answers_after_the_last_and_is_hidden_until_then(call, schedd, tmp_path,
+                                                                                  reactor, monkeypatch):
+    """A cluster stored 2 procs per transaction, one per reactor turn, is answered once
+    whole; a query between two chunks does not see it."""
+    from schedd import routes
+    from schedd.queue import incoming
+    monkeypatch.setattr(routes, "ACT_SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(incoming, "SUBMIT_CHUNK", 2)
+    seen = []
+    reactor.callLater(0, lambda: seen.append(len(list(schedd.queue.query()))))
+    answer = submit(call, tmp_path, SLEEP.replace("queue 3", "queue 5")).json()
+    assert (answer["cluster"], answer["num_procs"]) == (1, 5)
+    assert seen == [0]
+    assert len(call("/v1/jobs/query", {}).lines()) == 5
