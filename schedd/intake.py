@@ -108,7 +108,10 @@ def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
     first = expanded[0]
     common_values = {key: value for key, (_, value) in first.cluster.items()}
     cluster_ad = ClassAd.from_entries((name, classad_node(value)) for name, value in first.cluster.values())
-    procs = [ClassAd.from_entries((name, _node(value)) for key, (name, value) in diff.items()
+    # a proc differing only in what the schedd sets shares one empty ad (ads are never changed)
+    nothing = ClassAd()
+    procs = [nothing if diff.keys() <= _SCHEDD_SET_KEYS else
+             ClassAd.from_entries((name, _node(value)) for key, (name, value) in diff.items()
                                   if key not in _SCHEDD_SET_KEYS) for diff in first.procs]
     for later in expanded[1:]:
         for index in range(len(later.procs)):

@@ -128,7 +128,8 @@ class ScheddRoutes:
             stored = incoming.cluster_id
             if cluster_id is not None and stored != cluster_id:
                 raise RuntimeError(f"cluster {stored} stored where {cluster_id} was expanded")
-            self._service.submitted(stored, len(cluster.proc_ads), stored_ads=(cluster.cluster_ad, cluster.proc_ads))
+            self._service.submitted(stored, len(cluster.proc_ads),
+                                    stored_ads=(cluster.cluster_ad, _distinct(cluster.proc_ads)))
             return _submit_answer(stored, len(cluster.proc_ads), queue.job_wire_text(JobId(stored, 0)))
         # the first step allocates the ClusterId in this turn, as the expansion above expects
         return _in_slices(self._service.reactor, lambda: _bad_job_ad(incoming.step), answer, incoming.abort)
@@ -359,6 +360,12 @@ def _in_slices(reactor, step, answer, give_up):
         done.callback(reply)
     reactor.callLater(0, next_slice)
     return done
+
+
+def _distinct(ads: Iterable) -> tuple:
+    """Each ad object once (the procs of a plain ``queue 100000`` share one empty ad),
+    for what looks at every proc's attributes."""
+    return tuple({id(ad): ad for ad in ads}.values())
 
 
 def _bad_job_ad(make, *args):

@@ -186,6 +186,18 @@ class ClusterBuilder:
             diff[k.lower()] = (k, v)
         self.result.procs.append(diff)
 
+    def reads_procs(self, items: Mapping[str, str]) -> bool:
+        """Whether a proc with these items may differ from the cluster in more than what
+        :meth:`add_proc` is given as fixed: always for proc 0, else only when a rule
+        read a per-proc macro or the proc has items of its own (otherwise its live
+        macros need not even be made)."""
+        return self.result is None or bool(self.per_proc) or bool(items)
+
+    def add_plain_procs(self, proc_ids: range) -> None:
+        """Add procs whose only difference from the cluster is their ProcId (call only
+        when :meth:`reads_procs` is false for them)."""
+        self.result.procs.extend([{"procid": ("ProcId", proc_id)} for proc_id in proc_ids])
+
     def _run(self, rule: Rule, state: ProcState, so_far: Callable[[str], object]) -> RuleReader:
         """Run one rule, recording what it read; errors get the command's line."""
         i = self.rules.index(rule)

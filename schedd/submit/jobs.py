@@ -161,12 +161,21 @@ def _expand_statement(statement: QueueStatement, spec, rows, options: SubmitOpti
     parallel = (statement.commands.get("universe") is not None
                 and statement.commands["universe"].value.strip().lower() == "parallel")
     proc_id = first_proc
+    last = first_proc + proc_count(spec, rows)
     for step, row in proc_rows(spec, rows):
+        items = {name.lower(): value for name, value in row.values} if row else {}
+        if not builder.reads_procs(items):  # a proc no rule looks at: only its ProcId is its own
+            if row is None:  # no proc after it has items either
+                builder.add_plain_procs(range(proc_id, last))
+                proc_id = last
+                break
+            builder.add_plain_procs(range(proc_id, proc_id + 1))
+            proc_id += 1
+            continue
         live = {"cluster": cluster, "clusterid": cluster, "process": str(proc_id),
                 "procid": str(proc_id), "step": str(step), "jobid": f"{cluster}.{proc_id}",
                 "node": "#pArAlLeLnOdE#" if parallel else "",
                 "itemindex": str(row.index if row else 0), "row": str(row.index if row else 0)}
-        items = {name.lower(): value for name, value in row.values} if row else {}
         builder.add_proc(live, items, {"ProcId": proc_id} if builder.result else
                          {"ProcId": proc_id, "ClusterId": options.cluster_id})
         proc_id += 1
