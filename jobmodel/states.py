@@ -14,6 +14,7 @@ from typing import Any, Protocol, Union
 import attrs
 
 from classad import ClassAd
+from classad.convert import python_to_node
 from jobmodel.errors import InvalidTransitionError
 from jobmodel.eventlog import Event, EventType
 
@@ -395,14 +396,12 @@ def leave_in_queue(ad: ClassAd) -> bool:
 
 
 def apply_changes(ad: ClassAd, changes: Mapping[str, Any]) -> ClassAd:
-    """A copy of ``ad`` with ``changes`` made (``None`` deletes)."""
-    result = ad.copy()
-    for name, value in changes.items():
-        if value is DELETE:
-            if name in result:
-                del result[name]
-        else:
-            result[name] = value
+    """A copy of ``ad`` with ``changes`` (Python values or expression nodes; ``None``
+    deletes) made. The unchanged attributes are shared with ``ad``, not copied."""
+    kept = [(name, value if type(value).__module__ == "classad.nodes" else python_to_node(value))
+            for name, value in changes.items() if value is not DELETE]
+    result = ad.derive(kept, [name for name, value in changes.items() if value is DELETE])
+    result.parent = None
     return result
 
 

@@ -16,7 +16,20 @@ import attrs
 from classad import ClassAd, ExprTree
 from classad.values import ERROR, UNDEFINED
 from jobmodel.errors import BadConstraintError
-from jobmodel.states import ACTIVE, ExitRecord, HoldCode, JobStatus, apply_changes, completions_after_exit, status_of
+from jobmodel.states import (
+    ACTIVE,
+    ClockLike,
+    ExitRecord,
+    HoldCode,
+    JobStatus,
+    Transition,
+    apply_changes,
+    complete,
+    completions_after_exit,
+    hold,
+    requeue,
+    status_of,
+)
 
 
 class PolicyAction(enum.Enum):
@@ -174,6 +187,27 @@ def exit_decision(ad: ClassAd, exit: ExitRecord) -> Decision:
     return _undefined_hold(job, "OnExitRemove")
 
 
+@attrs.define
+class ExitStep:
+    """Records a running job's exit (a step for :meth:`schedd.queue.JobQueue.transition` or
+    ``transitions``): ``on_exit_hold``/``on_exit_remove`` decide, on the
+    ad the step is given, whether it is held, completed or requeued. The step keeps
+    that ad and the decision for its caller (the terminated event reads the ad)."""
+
+    exit: ExitRecord
+    decision: Decision | None = None
+    ad: ClassAd | None = None
+
+    def __call__(self, ad: ClassAd, clock: ClockLike) -> Transition:
+        self.ad, self.decision = ad, exit_decision(ad, self.exit)
+        if self.decision.action is PolicyAction.HOLD:
+            decision = self.decision
+            result = hold(ad, decision.reason, clock, decision.code, decision.subcode)
+            return attrs.evolve(result, changes={**self.exit.attributes(), **result.changes})
+        make = complete if self.decision.action is PolicyAction.COMPLETE else requeue
+        return make(ad, self.exit, clock)
+
+
 def frozen_attributes(decision: Decision) -> dict[str, Any]:
     """The attribute values a decision records, for logging and tests."""
     if decision.action is PolicyAction.HOLD:
@@ -186,5 +220,5 @@ def frozen_attributes(decision: Decision) -> dict[str, Any]:
     return {}
 
 
-__all__ = ["PolicyAction", "Decision", "SystemPolicy", "periodic_decision", "exit_decision",
+__all__ = ["PolicyAction", "Decision", "SystemPolicy", "periodic_decision", "exit_decision", "ExitStep",
            "frozen_attributes", "ERROR"]

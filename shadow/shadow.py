@@ -32,6 +32,7 @@ from jobmodel import checkpoints, states
 from jobmodel.errors import InvalidTransitionError, JobNotFoundError
 from jobmodel.eventlog import Event, EventType, format_usage
 from jobmodel.states import ExitRecord, JobId, JobStatus, Transition, now_from
+from schedd.policy import ExitStep
 from shadow.owner_rights import (
     INPUT,
     OUTPUT,
@@ -509,6 +510,14 @@ class Shadow:
             return
         self._apply(started_on, self.startd_address, slot_name=self.slot_name, remote_pool=self.remote_pool)
 
+    def _start_steps(self) -> list[Callable]:
+        """The start, as a step of the exit's one queue change, when the execute report
+        came inside the exit report (the job ended before it went): the job is still Idle."""
+        if self._status() is not JobStatus.IDLE:
+            return []
+        return [lambda ad, clock: started_on(ad, self.startd_address, clock, slot_name=self.slot_name,
+                                             remote_pool=self.remote_pool)]
+
     def _record_usage(self, usage: dict) -> None:
         self._usage.update(usage)
         if usage:
@@ -518,23 +527,25 @@ class Shadow:
         exit = exit_record_of(attrs_)
         self._usage.update(usage_of(attrs_))
         wall = _number(attrs_, "RemoteWallClockTime", float)
-        if self._status() is JobStatus.IDLE:
-            self._execute()
         committed = wall - self._committed_this_run if wall is not None else None
-        self._apply(record_run_end, dict(self._usage), wall, committed, quiet=True)
-        ad = self._job_ad_or_none()
+        exited = ExitStep(exit)
         try:
-            decision, result = self.host.queue.job_exited(self.job_id, exit)
+            *earlier, result = self.host.queue.transitions(self.job_id, [
+                *self._start_steps(), _quiet_step(record_run_end, dict(self._usage), wall, committed), exited])
         except (InvalidTransitionError, JobNotFoundError) as exc:
+            self._quietly(self.host.queue.transition, self.job_id, record_run_end, dict(self._usage), wall,
+                          committed)
             self._end(Ending.REUSE, "the job exited")
             raise Conflict(f"job {self.job_id} exit not recorded: {exc}") from None
-        if result.event is not None and result.event.type == EventType.JOB_TERMINATED and ad is not None:
-            result = attrs.evolve(result, event=terminated_event(result.event, ad, self._usage))
+        for change in earlier:
+            self.host.record(attrs.evolve(change, stop_shadow=False))
+        if result.event is not None and result.event.type == EventType.JOB_TERMINATED:
+            result = attrs.evolve(result, event=terminated_event(result.event, exited.ad, self._usage))
         self.host.record(attrs.evolve(result, stop_shadow=False))
         if self.checkpoint_dir is not None and result.changes.get("JobStatus") == JobStatus.COMPLETED:
             self.host.run_blocking(remove_checkpoint, self.checkpoint_dir)  # nothing restarts from it now
         self._end(Ending.REUSE, "the job exited")
-        return {"job_status": int(result.changes.get("JobStatus", 0)), "decision": decision.action.value}
+        return {"job_status": int(result.changes.get("JobStatus", 0)), "decision": exited.decision.action.value}
 
     def _held(self, hold: dict) -> None:
         self._apply(states.hold, hold["HoldReason"], code=hold["HoldReasonCode"], subcode=hold["HoldReasonSubCode"])
@@ -645,6 +656,17 @@ class Shadow:
 def _files_size(items) -> int:
     """How many bytes the regular files among pack ``items`` hold now."""
     return sum(os.stat(item.source).st_size for item in items if not item.is_dir)
+
+
+def _quiet_step(make: Callable, *args: Any) -> Callable[[ClassAd, Any], Transition | None]:
+    """``make(ad, *args, clock)`` as a step of a queue change that changes nothing
+    (rather than failing the whole change) where it does not apply."""
+    def step(ad: ClassAd, clock) -> Transition | None:
+        try:
+            return make(ad, *args, clock)
+        except InvalidTransitionError:
+            return None
+    return step
 
 
 def _off_machine(ad: ClassAd, clock) -> Transition:

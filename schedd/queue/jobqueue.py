@@ -27,7 +27,7 @@ from jobmodel.errors import (
     ProtectedAttributeError,
 )
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
-from schedd.policy import NO_SYSTEM_POLICY, Decision, PolicyAction, SystemPolicy, exit_decision, periodic_decision
+from schedd.policy import NO_SYSTEM_POLICY, Decision, ExitStep, PolicyAction, SystemPolicy, periodic_decision
 from schedd.queue import factory, incoming
 from schedd.queue.answers import WireText, answer_blocks, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
@@ -741,22 +741,44 @@ class JobQueue(JobSelecting):
             self.history.rotate()
         return result
 
+    def transitions(self, job_id: JobId,
+                    steps: Iterable[Callable[[ClassAd, ClockLike], Transition | None]]) -> list[Transition]:
+        """Apply several state changes of one job as one: each ``step(ad, clock)`` sees
+        the ad the steps before it made, and returns its Transition (None: no change).
+        One read, one write and one commit for all (a short job's start, run end and
+        exit arrive together); a step that raises writes nothing at all.
+
+        Raises:
+            JobNotFoundError: no such job.
+            InvalidTransitionError: a step does not apply to the job's state.
+        """
+        results: list[Transition] = []
+        with self.db.atomic():
+            row = self.db.get_job(job_id.cluster, job_id.proc)
+            if row is None:
+                raise JobNotFoundError(f"job {job_id} is not in the queue")
+            ad, changes = self._ad_of(row), {}
+            for step in steps:
+                result = step(ad, self.clock)
+                if result is None:
+                    continue
+                results.append(result)
+                changes.update(result.changes)
+                ad = states.apply_changes(ad, result.changes)
+            if results:
+                self._apply(row, Transition(job_id, changes), now_from(self.clock))
+                self.history.rotate()
+        return results
+
     def job_exited(self, job_id: JobId, exit: states.ExitRecord) -> tuple[Decision, Transition]:
         """Record a running job's exit, applying ``on_exit_hold``/``on_exit_remove``.
 
         Raises:
             JobNotFoundError, InvalidTransitionError: as for :meth:`transition`.
         """
-        decision = exit_decision(self.get_job(job_id), exit)
-        if decision.action is PolicyAction.HOLD:
-            exit_changes = exit.attributes()
-
-            def held(ad, clock):
-                result = states.hold(ad, decision.reason, clock, decision.code, decision.subcode)
-                return attrs.evolve(result, changes={**exit_changes, **result.changes})
-            return decision, self.transition(job_id, held)
-        make = states.complete if decision.action is PolicyAction.COMPLETE else states.requeue
-        return decision, self.transition(job_id, make, exit)
+        step = ExitStep(exit)
+        result = self.transition(job_id, step)
+        return step.decision, result
 
     def evaluate_periodic(self, system: SystemPolicy = NO_SYSTEM_POLICY) -> ActResult:
         """One ``PERIODIC_EXPR_INTERVAL`` pass over every job: apply what the periodic
