@@ -32,7 +32,7 @@ from schedd.queue import factory, incoming
 from schedd.queue.answers import WireText, answer_blocks, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.incoming import IncomingCluster
-from schedd.queue.screen import cluster_literals, screened_ad, screened_names
+from schedd.queue.screen import cluster_literals, mentions, quoted, screened_ad, screened_names
 from schedd.queue.selecting import JobSelecting
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import (
@@ -519,17 +519,28 @@ class JobQueue(JobSelecting):
         return cluster, proc, texts
 
     def _remove_from_text(self, row: JobRow, reason: str, now: int, leaving: list,
-                          values: ChangeTexts) -> Transition | None:
+                          values: ChangeTexts, plans: dict | None = None) -> Transition | None:
         """Remove an idle, held or completed job straight from its stored text, when that
         text says plainly (in literals) where the job runs and that nothing keeps it in
         the queue: :func:`jobmodel.states.removal`'s rules, without decoding its
         expressions or building its ad (a large removal spent most of its time there).
         The job is noted in ``leaving``. None, with nothing done, for any other job.
+        ``plans``: what :meth:`_removal_plan` found per cluster and status, for one
+        reason and time (a job whose text names none of the attributes involved is
+        removed by its cluster's plan, its text not even parsed).
 
         Raises:
             InvalidTransitionError: the job is already Removed.
         """
         cluster = self._stored_pairs(row.cluster_id)
+        if plans is not None:
+            key = (row.cluster_id, row.status)
+            plan = plans[key] if key in plans else plans.setdefault(key, _removal_plan(row, cluster, reason, now, values))
+            if plan is not None and not mentions(row.attrs, plan.keys):
+                transition = states.removal(states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status),
+                                                            plan.remote_host, plan.remote_pool), reason, now)
+                self._leave(row, plan.history_text(row.attrs), now, leaving)
+                return transition
         texts = stored_texts(row.attrs)
         plain = _plain_values(cluster, texts, _REMOVAL_KEYS)
         if plain is None or plain["leavejobinqueue"] not in (None, False) or row.status not in _QUIET_STATUSES:
@@ -583,12 +594,16 @@ class JobQueue(JobSelecting):
         else:
             self._flush_leaving([record])
 
-    def _flush_leaving(self, leaving: list) -> None:
+    def _flush_leaving(self, leaving: list, bases: dict[int, int] | None = None) -> None:
         """Write the noted history rows, each beside its cluster's stored attributes as
-        a history base, and drop their jobs (and emptied clusters)."""
+        a history base, and drop their jobs (and emptied clusters). ``bases``: the base
+        of clusters met before, filled in here; valid only while every base in it is
+        stored (the caller drops it when a transaction rolls back or history is trimmed)."""
         if leaving:
-            bases = {cluster_id: self.db.history_base(self.db.get_cluster_attrs(cluster_id) or "[]")
-                     for cluster_id in dict.fromkeys(record[0] for record in leaving)}
+            bases = {} if bases is None else bases
+            for cluster_id in dict.fromkeys(record[0] for record in leaving):
+                if cluster_id not in bases:
+                    bases[cluster_id] = self.db.history_base(self.db.get_cluster_attrs(cluster_id) or "[]")
             rows = [(*record, bases[record[0]]) for record in leaving]
             for cluster_id in self.db.move_to_history(rows):
                 self._forget_cluster(cluster_id)
@@ -656,30 +671,35 @@ class JobQueue(JobSelecting):
             with self.db.atomic():
                 self._stop_factories(selection, actor)
         pages = self._selected_pages(selection, predicate, batch)
+        bases: dict[int, int] = {}  # the history base of each cluster, while no transaction rolls back
         while True:
             with self.db.atomic():
                 page = next(pages, None)
                 if page is None:
                     return
-                result = self._act_on(make, action, page, reason, actor, frozenset())
-                self.history.rotate()
+                result = self._act_on(make, action, page, reason, actor, frozenset(), bases)
+                if self.history.rotate():
+                    bases.clear()  # a base no history row uses any more went with them
             yield result
 
     def _act_on(self, make, action: JobAction, selected: Iterable[tuple[JobRow, ClassAd | None, Entries | None]],
-                reason: str, actor: str | None, named: "set | frozenset") -> ActResult:
+                reason: str, actor: str | None, named: "set | frozenset", bases: dict[int, int] | None = None
+                ) -> ActResult:
         """Apply ``make`` to the selected jobs (inside the caller's transaction); a job
         in ``named`` in the wrong state raises, any other is skipped. A job selected
         without its ad (None) is removed from its stored text when it can be (see
-        :meth:`_remove_from_text`), else its ad is built."""
+        :meth:`_remove_from_text`), else its ad is built. ``bases``: the history base
+        id of clusters, kept by the caller across its transactions (see :meth:`_flush_leaving`)."""
         transitions, skipped, left, leaving, stored = [], [], [], [], []
         now = now_from(self.clock)
         values = ChangeTexts()
+        plans: dict[tuple[int, int], _RemovalPlan | None] = {}
         for row, ad, proc in selected:
             self._check_owner(row, actor, action.value.lower())
             try:
                 removed = None
                 if ad is None and action is JobAction.Remove:
-                    removed = self._remove_from_text(row, reason, now, leaving, values)
+                    removed = self._remove_from_text(row, reason, now, leaving, values, plans)
                 if removed is None:
                     if ad is None:
                         row, ad, proc = self._with_ad(row)
@@ -697,7 +717,7 @@ class JobQueue(JobSelecting):
             if self._apply(row, transition, now, leaving, proc, values, stored):
                 left.append(transition.job_id)
         self.db.set_jobs(stored)
-        self._flush_leaving(leaving)
+        self._flush_leaving(leaving, bases)
         return ActResult(tuple(transitions), tuple(skipped), tuple(left))
 
     def edit(self, selection: JobSelection, attr: str, value: Any, actor: str | None = None) -> int:
@@ -844,6 +864,45 @@ def _changed_texts(texts: dict[str, list], cluster: Mapping[str, tuple], changes
                 texts.pop(key, None)
         else:
             texts[key] = [name, values.of(value)[1]]
+
+
+@attrs.frozen
+class _RemovalPlan:
+    """How every job of one cluster in one status is removed from its stored text at one
+    time for one reason, when its own text names none of ``keys``: where it runs (from
+    its cluster) and the stored pairs its history record gains."""
+
+    remote_host: str | None
+    remote_pool: str | None
+    #: The changed pairs as JSON, comma-separated, to follow the proc's own pairs.
+    added: str
+    #: The quoted lower-case names (see :func:`~schedd.queue.screen.mentions`) a proc's text must not name.
+    keys: tuple[str, ...]
+
+    def history_text(self, proc_text: str) -> str:
+        """The stored text of the job's history record: its pairs, then the changed ones
+        (what re-encoding them all would write, without parsing them)."""
+        return f"[{self.added}]" if proc_text == "[]" else f"{proc_text[:-1]},{self.added}]"
+
+
+def _removal_plan(row: JobRow, cluster: Mapping[str, tuple], reason: str, now: int,
+                  values: ChangeTexts) -> _RemovalPlan | None:
+    """The plan removing the jobs of ``row``'s cluster and status whose texts name
+    nothing involved (as :meth:`JobQueue._remove_from_text` would, from their cluster's
+    stored pairs alone), or None when such a job cannot be removed from its text."""
+    plain = _plain_values(cluster, {}, _REMOVAL_KEYS)
+    if plain is None or plain["leavejobinqueue"] not in (None, False) or row.status not in _QUIET_STATUSES:
+        return None
+    host, pool = (value if type(value) is str else None for value in (plain["remotehost"], plain["remotepool"]))
+    try:
+        changes = states.removal(states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status), host, pool),
+                                 reason, now).changes
+    except InvalidTransitionError:
+        return None
+    texts: dict[str, list] = {}
+    _changed_texts(texts, cluster, changes, values)
+    return _RemovalPlan(host, pool, encode_texts(texts.values())[1:-1],
+                        quoted(sorted({*_REMOVAL_KEYS, *(name.lower() for name in changes)})))
 
 
 def _plain_values(cluster: Mapping[str, tuple], texts: Mapping[str, list], keys) -> dict[str, object] | None:

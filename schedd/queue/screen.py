@@ -21,15 +21,29 @@ _READS_AD = frozenset({"debug", "eval", "evalineachcontext", "countmatches", "un
 NOT_LITERAL = object()
 
 
-@functools.lru_cache(maxsize=256)
 def screened_names(text: str) -> frozenset[str] | None:
     """The lower-case names of the attributes constraint ``text`` can read, or None
     when it can read others too (or its text does not parse)."""
+    return _screened(text)[0]
+
+
+def has_no_call(text: str) -> bool:
+    """Whether screenable constraint ``text`` calls no function (``time()``,
+    ``random()`` ...): its value then depends on nothing but the attributes it
+    reads, so jobs with the same values of those get the same answer."""
+    names, calls = _screened(text)
+    return names is not None and not calls
+
+
+@functools.lru_cache(maxsize=256)
+def _screened(text: str) -> tuple[frozenset[str] | None, bool]:
+    """:func:`screened_names` of ``text``, and whether it calls a function."""
     try:
         node = ExprTree(text).node
     except (ValueError, RecursionError):
-        return None
+        return None, True
     names: set[str] = set()
+    calls = False
     stack = [node]
     while stack:
         node = stack.pop()
@@ -43,7 +57,8 @@ def screened_names(text: str) -> frozenset[str] | None:
             stack.append(node.base)
         elif kind is e.Call:
             if node.name.lower() in _READS_AD:
-                return None
+                return None, True
+            calls = True
             stack.extend(node.args)
         elif kind is e.Subscript:
             stack.extend((node.base, node.index))
@@ -60,8 +75,22 @@ def screened_names(text: str) -> frozenset[str] | None:
         elif kind is e.RecordExpr:
             stack.extend(value for _, value in node.entries)
         else:
-            return None
-    return frozenset(names)
+            return None, True
+    return frozenset(names), calls
+
+
+def mentions(proc_text: str, quoted_keys: tuple[str, ...]) -> bool:
+    """Whether a proc's stored text may hold one of the attributes whose lower-case
+    names, quoted (``'"owner"'``), are ``quoted_keys``: a name is stored quoted, so a
+    proc that does not mention one certainly lacks it (a value holding the text can
+    only make this say yes needlessly)."""
+    lowered = proc_text.lower()
+    return any(key in lowered for key in quoted_keys)
+
+
+def quoted(keys) -> tuple[str, ...]:
+    """``keys`` (lower-case names) as :func:`mentions` looks for them."""
+    return tuple(f'"{key}"' for key in keys)
 
 
 def cluster_literals(pairs: dict[str, tuple[str, str]], names: frozenset[str]) -> dict[str, tuple[str, object]]:

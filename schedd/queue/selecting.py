@@ -11,7 +11,7 @@ from classad import ClassAd, compile_constraint, is_everything
 from jobmodel.errors import JobNotFoundError
 from schedd.queue.answers import stored_pairs
 from schedd.queue.db import JobRow
-from schedd.queue.screen import cluster_literals, screened_ad, screened_names
+from schedd.queue.screen import cluster_literals, has_no_call, mentions, quoted, screened_ad, screened_names
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import Entries
 
@@ -109,12 +109,21 @@ class JobSelecting:
         if is_everything(predicate):
             return lambda row: (row, None, None)
         names = screened_names(constraint) if isinstance(constraint, str) else None
-        last: list = [None, None]  # a cluster id and its literals, for the rows of one cluster
+        # a proc whose text names none of them has its cluster's answer (when no call can change it)
+        keys = quoted(names) if names is not None and has_no_call(constraint) else None
+        # a cluster id, its literals and the answer of its procs naming none of ``keys`` (None: not known yet)
+        last: list = [None, None, None]
 
         def selected(row: JobRow):
             if names is not None:
                 if last[0] != row.cluster_id:
-                    last[:] = [row.cluster_id, cluster_literals(self._stored_pairs(row.cluster_id), names)]
+                    last[:] = [row.cluster_id, cluster_literals(self._stored_pairs(row.cluster_id), names), None]
+                if keys is not None and not mentions(row.attrs, keys):
+                    if last[2] is None:
+                        screened = screened_ad(last[1], (), names)
+                        last[2] = "whole" if screened is None else bool(predicate(screened))
+                    if last[2] != "whole":
+                        return (row, None, None) if last[2] else None
                 screened = screened_ad(last[1], stored_pairs(row.attrs), names)
                 if screened is not None:
                     return (row, None, None) if predicate(screened) else None

@@ -4,6 +4,7 @@ refuse the request is refused before any batch, changing nothing."""
 
 import pytest
 
+from classad import ClassAd
 from jobmodel import states
 from jobmodel.errors import InvalidTransitionError, JobNotFoundError, NotOwnerError
 from jobmodel.states import JobId, JobStatus
@@ -127,3 +128,41 @@ def test_a_job_removed_already_is_skipped_by_a_batched_removal(queue):
     assert [why for result in results for _, why in result.skipped] == [
         "cannot remove job 1.0: it is Removed already (waiting for its shadow to exit)"]
     assert sum(len(result.left_queue) for result in results) == 1
+
+
+def test_a_removal_by_constraint_reads_a_proc_naming_its_attributes_for_itself(queue, tmp_path, clock):
+    """A constraint decided once per cluster for procs naming none of its attributes
+    still reads every proc that names one (its own Owner; an Args holding the name
+    only looks so), and the removal of a cluster with a stale RemoteHost in its own
+    attributes leaves what one act over a twin queue leaves."""
+    (tmp_path / "twin").mkdir()
+    twin = JobQueue(tmp_path / "twin", clock)
+    for q in (queue, twin):
+        q.submit_cluster(cluster_ad("alice", RemoteHost="slot1@gone"),
+                         [ClassAd({"Args": "0"}), ClassAd({"Owner": "bob"}), ClassAd({"Args": '"Owner"'}),
+                          ClassAd({"Args": "3"})])
+    batched = _all(queue, JobAction.Remove, 'Owner == "alice"')
+    whole = twin.act(JobAction.Remove, JobSelection.from_spec('Owner == "alice"'), "test")
+    assert [t for result in batched for t in result.transitions] == list(whole.transitions)
+    assert [(ad["ProcId"], ad["Owner"]) for ad in queue.query()] == [(1, "bob")]
+    assert [dict(ad) for ad in queue.history.query()] == [dict(ad) for ad in twin.history.query()]
+    assert all(ad["LastRemoteHost"] == "slot1@gone" and "RemoteHost" not in ad for ad in queue.history.query())
+    twin.close()
+
+
+def test_history_trimmed_between_batches_keeps_every_record_readable(tmp_path, clock):
+    """With HISTORY_MAX_JOBS trimming during a batched removal (and dropping bases no
+    record uses), every record kept still reads back whole."""
+    queue = JobQueue(tmp_path, clock, history_max_jobs=3)
+    try:
+        for _ in range(3):
+            queue.submit_cluster(cluster_ad("alice"), proc_ads(3))
+        assert sum(len(result.transitions) for result in _all(queue, JobAction.Remove, "true")) == 9
+        kept = list(queue.history.query())
+        assert [(ad["ClusterId"], ad["ProcId"]) for ad in kept] == [(3, 2), (3, 1), (3, 0)]
+        assert all(ad["Owner"] == "alice" and ad["JobStatus"] == 3 for ad in kept)
+        queue.submit_cluster(cluster_ad("alice"), proc_ads(4))
+        _all(queue, JobAction.Remove, "true", batch=3)
+        assert [ad["Cmd"] for ad in queue.history.query()] == ["/bin/sleep"] * 3
+    finally:
+        queue.close()

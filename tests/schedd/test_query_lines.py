@@ -72,3 +72,12 @@ def test_job_wire_is_the_wire_form_of_the_job_ad(varied):
     from jobmodel.states import JobId
     for job_id in (JobId(1, 0), JobId(1, 2), JobId(2, 1)):
         assert varied.job_wire(job_id) == ad_to_json(varied.get_job(job_id))
+
+
+def test_only_a_constraint_calling_no_function_is_decided_once_for_procs_alike():
+    """A call (random(), time()) may answer differently for two jobs alike; a plain comparison may not."""
+    from schedd.queue.screen import has_no_call
+    assert has_no_call('Owner == "alice" && JobStatus == 1')
+    assert not has_no_call('random() < 0.5 && Owner == "alice"')
+    assert not has_no_call("time() > QDate")
+    assert not has_no_call('eval("Owner") == "alice"')
