@@ -110,9 +110,10 @@ def _one_cluster(expanded: list[ExpandedCluster]) -> ClusterToStore:
     cluster_ad = ClassAd.from_entries((name, classad_node(value)) for name, value in first.cluster.values())
     # a proc differing only in what the schedd sets shares one empty ad (ads are never changed)
     nothing = ClassAd()
-    procs = [nothing if diff.keys() <= _SCHEDD_SET_KEYS else
-             ClassAd.from_entries((name, _node(value)) for key, (name, value) in diff.items()
-                                  if key not in _SCHEDD_SET_KEYS) for diff in first.procs]
+    diffs = first.procs
+    procs = [nothing if diffs.is_plain(index) or diffs[index].keys() <= _SCHEDD_SET_KEYS else
+             ClassAd.from_entries((name, _node(value)) for key, (name, value) in diffs[index].items()
+                                  if key not in _SCHEDD_SET_KEYS) for index in range(len(diffs))]
     for later in expanded[1:]:
         for index in range(len(later.procs)):
             whole = later.proc_attrs(index)

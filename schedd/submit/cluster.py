@@ -10,7 +10,8 @@ per-proc arguments therefore re-runs one rule per proc, not all of them.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from collections.abc import Sequence
+from typing import Callable, Iterable, Iterator, Mapping
 
 import attrs
 
@@ -137,13 +138,68 @@ class ProcState:
 Rule = Callable[[RuleReader], None]
 
 
+# Mutable: filled in proc by proc while the queue statement expands.
+class ProcDiffs(Sequence):
+    """Each proc's differences from its cluster, in proc order: as made for a proc a
+    rule looked at, and made only when read for a proc that differs in nothing but its
+    ProcId (:meth:`add_plain`), so a plain ``queue 100000`` holds no 100,000 dicts."""
+
+    def __init__(self, diffs: Iterable[dict] = ()) -> None:
+        self._made: dict[int, dict[str, tuple[str, object]]] = dict(enumerate(diffs))
+        self._count = len(self._made)
+        #: The ProcId of index 0, known once a plain proc is added (procs are numbered on).
+        self._first_proc = 0
+
+    def append(self, diff: dict[str, tuple[str, object]]) -> None:
+        """Add a proc with these differences."""
+        self._made[self._count] = diff
+        self._count += 1
+
+    def add_plain(self, proc_ids: range) -> None:
+        """Add procs differing only in their ProcId, numbered on from the procs before."""
+        if proc_ids:
+            self._first_proc = proc_ids.start - self._count
+            self._count += len(proc_ids)
+
+    def is_plain(self, index: int) -> bool:
+        """Whether proc ``index`` differs from its cluster in nothing but its ProcId."""
+        return index not in self._made
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(f"proc index {index} out of range for {self._count} procs")
+        made = self._made.get(index)
+        return made if made is not None else {"procid": ("ProcId", self._first_proc + index)}
+
+    def __iter__(self) -> Iterator[dict[str, tuple[str, object]]]:
+        for index in range(self._count):
+            made = self._made.get(index)
+            yield made if made is not None else {"procid": ("ProcId", self._first_proc + index)}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __repr__(self) -> str:
+        return f"ProcDiffs({list(self)!r})"
+
+
 @attrs.define
 class ExpandedCluster:
     """A cluster ad and, per proc, the attributes that differ from it."""
 
     # mutable: filled in proc by proc while the queue statement expands
     cluster: dict[str, tuple[str, object]]
-    procs: list[dict[str, tuple[str, object]]] = attrs.Factory(list)
+    procs: ProcDiffs = attrs.field(factory=ProcDiffs, converter=lambda diffs: diffs if isinstance(
+        diffs, ProcDiffs) else ProcDiffs(diffs))
 
     def proc_attrs(self, index: int) -> dict[str, tuple[str, object]]:
         """The complete attributes of proc ``index`` (cluster plus differences)."""
@@ -196,7 +252,7 @@ class ClusterBuilder:
     def add_plain_procs(self, proc_ids: range) -> None:
         """Add procs whose only difference from the cluster is their ProcId (call only
         when :meth:`reads_procs` is false for them)."""
-        self.result.procs.extend([{"procid": ("ProcId", proc_id)} for proc_id in proc_ids])
+        self.result.procs.add_plain(proc_ids)
 
     def _run(self, rule: Rule, state: ProcState, so_far: Callable[[str], object]) -> RuleReader:
         """Run one rule, recording what it read; errors get the command's line."""

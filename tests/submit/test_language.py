@@ -125,6 +125,20 @@ def test_cluster_shares_attributes_and_procs_hold_differences(tmp_path, monkeypa
     assert cluster.cluster["cmd"][1].endswith("/x")
 
 
+def test_procs_no_rule_reads_differ_only_in_their_proc_id(tmp_path, monkeypatch):
+    """A plain ``queue N`` keeps proc 0's differences and makes the others' (ProcId alone) when read."""
+    monkeypatch.chdir(tmp_path)
+    [cluster] = Submit("executable = x\nqueue 4\n").clusters(clusterid=7)
+    assert list(cluster.procs) == [{"procid": ("ProcId", n)} for n in range(4)]
+    assert cluster.procs[-1] == {"procid": ("ProcId", 3)} and cluster.procs[1:3] == [cluster.procs[1], cluster.procs[2]]
+    assert [cluster.procs.is_plain(n) for n in range(4)] == [False, True, True, True]
+    assert cluster.proc_attrs(2)["procid"] == ("ProcId", 2)
+    with pytest.raises(IndexError):
+        cluster.procs[4]
+    [args] = Submit("executable = x\narguments = $(Process)\nqueue 2\n").clusters(clusterid=7)
+    assert not args.procs.is_plain(1) and args.procs[1]["args"][1] == "1"
+
+
 def test_failing_proc_produces_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d0").mkdir()
