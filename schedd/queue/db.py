@@ -27,6 +27,9 @@ _SUBMITTER_INDEX = "CREATE INDEX IF NOT EXISTS jobs_by_submitter ON jobs (submit
 
 #: Finds the history rows of a base when unreferenced bases are dropped.
 _HISTORY_BASE_INDEX = "CREATE INDEX IF NOT EXISTS history_by_base ON history (base) WHERE base IS NOT NULL"
+#: Finds one job's history records (:meth:`QueueDatabase.history_attrs`: the event log of a
+#: job gone from the queue) without a scan of every record; made on a queue of an older Roost too.
+_HISTORY_JOB_INDEX = "CREATE INDEX IF NOT EXISTS history_by_job ON history (cluster_id, proc_id)"
 #: A history row's columns, its base's text joined (None for a row holding the whole ad).
 _HISTORY_READ = ("SELECT h.id, h.cluster_id, h.proc_id, h.left_queue, h.attrs, h.base, b.attrs FROM history h "
                  "LEFT JOIN history_bases b ON b.id = h.base")
@@ -124,6 +127,7 @@ class QueueDatabase:
         if "base" not in self.db["history"].columns_dict:  # its rows all hold whole ads
             self.db.execute("ALTER TABLE history ADD COLUMN base INTEGER")
         self.db.execute(_HISTORY_BASE_INDEX)
+        self.db.execute(_HISTORY_JOB_INDEX)
         self._bases: dict[int, dict[str, str]] = {}
         #: Clusters being stored chunk by chunk, not yet acknowledged: no read sees them.
         self._incoming: set[int] = set()
@@ -269,7 +273,10 @@ class QueueDatabase:
         read page by page; pages start at ``first_page`` rows (when given) and double up
         to ``page_size``, so a reader that wants the first few reads only those."""
         where, params = [], []
-        for column, value in (("cluster_id", cluster_id), ("owner", owner), ("submitter", submitter)):
+        # without a status (or cluster), an owner's or submitter's rows are read in id order
+        # by key: their indexes (by status next) would have every page sort all their rows
+        by_key = "" if status is not None or cluster_id is not None else "+"
+        for column, value in (("cluster_id", cluster_id), (by_key + "owner", owner), (by_key + "submitter", submitter)):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)

@@ -147,3 +147,26 @@ def test_a_removal_rolled_back_leaves_no_base_behind(queue):
         queue.act(JobAction.Remove, JobSelection.from_spec("true"), actor="alice")
     assert _history_table(queue, "SELECT COUNT(*) FROM history_bases") == [(0,)]
     assert len(queue.history) == 0 and len(queue) == 3
+
+
+def test_one_jobs_record_is_found_through_an_index_made_on_an_older_queue_too(tmp_path, clock):
+    """history_attrs reads one job's records by index; a queue file made without the
+    index (an older Roost's) gets it when opened."""
+    import sqlite3
+
+    from schedd.queue import QUEUE_FILE
+    queue = JobQueue(tmp_path, clock)
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(3))
+    remove_all(queue, ["1"])
+    queue.close()
+    con = sqlite3.connect(tmp_path / QUEUE_FILE)
+    con.execute("DROP INDEX history_by_job")
+    con.close()
+    queue = JobQueue(tmp_path, clock)
+    try:
+        assert '"Args"' in queue.db.history_attrs(1, 2) and queue.db.history_attrs(1, 3) is None
+        plan = queue.db.db.execute("EXPLAIN QUERY PLAN SELECT id FROM history h WHERE h.cluster_id = 1 "
+                                   "AND h.proc_id = 2 ORDER BY h.id DESC LIMIT 1").fetchall()
+        assert any("history_by_job" in row[-1] for row in plan)
+    finally:
+        queue.close()

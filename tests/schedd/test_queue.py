@@ -312,3 +312,14 @@ def test_refusal_part_way_through_rolls_everything_back(queue):
         queue.act(JobAction.Remove, JobSelection.from_spec("true"), actor="bob")
     assert len(queue) == 3 and len(queue.history) == 0
     assert [ad["JobStatus"] for ad in queue.query()] == [1, 1, 1]
+
+
+def test_an_owners_jobs_without_a_status_come_in_id_order_across_statuses(queue):
+    """find_jobs by owner alone pages through the owner's jobs in id order whatever their status."""
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(5))
+    queue.submit_cluster(cluster_ad("bob"), proc_ads(2))
+    queue.submit_cluster(cluster_ad("alice"), proc_ads(2))
+    queue.act(JobAction.Hold, JobSelection.from_spec(["1.1", "1.3", "3.0"]))
+    found = [(row.cluster_id, row.proc_id, row.status) for row in queue.db.find_jobs(owner="alice", page_size=2)]
+    assert found == [(1, 0, 1), (1, 1, 5), (1, 2, 1), (1, 3, 5), (1, 4, 1), (3, 0, 5), (3, 1, 1)]
+    assert [row.proc_id for row in queue.db.find_jobs(submitter="bob", page_size=1)] == [0, 1]
