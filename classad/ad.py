@@ -18,16 +18,18 @@ from classad.unparse import quote_name, unparse_expr, unparse_record
 class Entry:
     """One attribute of an ad: ``name`` as first spelled, ``expr`` its expression tree
     node (:mod:`classad.nodes`), ``const`` its value when ``expr`` is a literal (else
-    :data:`classad.NOT_CONSTANT`), and ``compiled``, its closure, made on first use.
-    Entries are shared between ads derived from one another; never change one."""
+    :data:`classad.NOT_CONSTANT`), and ``compiled``, its closure, and ``old_line``, its
+    line of the old syntax, each made on first use. Entries are shared between ads
+    derived from one another; never change one."""
 
-    __slots__ = ("name", "expr", "const", "compiled")
+    __slots__ = ("name", "expr", "const", "compiled", "old_line")
 
     def __init__(self, name: str, expr) -> None:
         self.name = name
         self.expr = expr
         self.const = expr.value if type(expr) is e.Literal else NOT_CONSTANT
         self.compiled = None
+        self.old_line = None
 
 
 def _order(name: str) -> tuple[int, str]:

@@ -448,8 +448,15 @@ def _old_ads_by_line(lines: list, i: int, j: int, cls, entry_cls) -> Iterator:
 
 
 def print_old(ad) -> str:
-    return "".join(f"{entry.name} = {unparse_expr(entry.expr, old_literal)}\n"
-                   for entry in ad._ordered())
+    """The ad in the old syntax; each entry's line is printed once and kept on the entry
+    (entries are shared by the ads derived from one another, and never change)."""
+    lines = []
+    for entry in ad._ordered():
+        line = entry.old_line
+        if line is None:
+            line = entry.old_line = f"{entry.name} = {unparse_expr(entry.expr, old_literal)}\n"
+        lines.append(line)
+    return "".join(lines)
 
 
 # --- JSON ---------------------------------------------------------------------

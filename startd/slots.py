@@ -118,6 +118,8 @@ class SlotTable:
     _next_sub: dict[int, int] = attrs.Factory(dict)
     #: Claims refused per slot name (``ClaimRequestsRefused`` in its ad).
     refusals: dict[str, int] = attrs.Factory(dict)
+    #: What every slot's ad shares, with what it was made of (see :meth:`_shared_ad`).
+    _shared: tuple | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     @classmethod
     def from_plans(cls, machine: Machine, plans: Iterable[SlotPlan], clock: object,
@@ -370,9 +372,7 @@ class SlotTable:
 
     def public_ad(self, slot: Slot) -> classad.ClassAd:
         """``slot``'s ad for the collector, with HTCondor's attribute names."""
-        ad = classad.ClassAd()
-        for name, value in machine_attributes(self.machine, self.domains).items():
-            ad[name] = value
+        ad = self._shared_ad()
         free = self.free(slot) if slot.kind is SlotKind.PARTITIONABLE else slot.resources
         ad["Name"] = slot.name
         ad["SlotID"] = slot.slot_id
@@ -394,12 +394,8 @@ class SlotTable:
         ad["TotalSlots"] = len(self.slots)
         ad["ClaimRequestsRefused"] = self.refusals.get(slot.name, 0)
         self._gpu_attributes(ad, slot)
-        set_expression(ad, "Start", self.start if self.draining is None else DRAINED_START)
         for name, value in drain_attributes(self.draining, self.last_drain_stop).items():
             ad[name] = value
-        set_expression(ad, "Rank", self.rank)
-        set_expression(ad, "WithinResourceLimits", WITHIN_RESOURCE_LIMITS)
-        set_expression(ad, "Requirements", REQUIREMENTS)
         if slot.kind is SlotKind.PARTITIONABLE:
             kids = self.children(slot.name)
             ad["NumDynamicSlots"] = len(kids)
@@ -423,6 +419,23 @@ class SlotTable:
                                                 self.max_job_retirement_time).items():
                 ad[name] = value
         return ad
+
+    def _shared_ad(self) -> classad.ClassAd:
+        """A new ad holding what every slot's ad says alike (the machine, and the
+        Start, Rank and Requirements expressions): made once while those stay the same,
+        its entries shared by every ad made from it (and their printed lines with them)."""
+        start = self.start if self.draining is None else DRAINED_START
+        made_of = (self.machine, id(self.domains), start, self.rank)
+        if self._shared is None or self._shared[0] != made_of:
+            ad = classad.ClassAd()
+            for name, value in machine_attributes(self.machine, self.domains).items():
+                ad[name] = value
+            set_expression(ad, "Start", start)
+            set_expression(ad, "Rank", self.rank)
+            set_expression(ad, "WithinResourceLimits", WITHIN_RESOURCE_LIMITS)
+            set_expression(ad, "Requirements", REQUIREMENTS)
+            self._shared = (made_of, ad)
+        return self._shared[1].derive(())
 
     def ad_inputs(self, slot: Slot) -> tuple | None:
         """Everything besides the (frozen) ``slot`` itself that its public ad is made of, for
