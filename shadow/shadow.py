@@ -268,6 +268,8 @@ class Shadow:
         #: Why the link to the starter is down, while it is (022 written, 023 or 024 to come).
         self.disconnected: str | None = None
         self._usage: dict[str, int | float] = {}
+        #: Transfer counts (``BytesSent``...) not yet stored: they go with the job's next queue change.
+        self._counts: dict[str, int] = {}
         self._lease_call = host.clock.callLater(lease_seconds, self._lease_expired)
 
     def __repr__(self) -> str:
@@ -369,8 +371,22 @@ class Shadow:
 
     def input_taken(self, counts: dict[str, int]) -> None:
         """The startd took the inputs sent inside ACTIVATE: count them (``BytesSent``)."""
-        if not self.ended:
-            self._quietly(self.host.queue.transition, self.job_id, added_counts, counts)
+        self._count(counts)
+
+    def _count(self, counts: Mapping[str, int]) -> None:
+        """Note transfer counts (``Bytes*`` add up, the rest replace) to store with the job's
+        next queue change, its execute or exit report usually: one write instead of two."""
+        if self.ended:
+            return
+        for name, value in counts.items():
+            self._counts[name] = self._counts.get(name, 0) + value if name.startswith("Bytes") else value
+
+    def _counts_steps(self) -> list[Callable]:
+        """The noted transfer counts as the first step of a queue change (none when there are none)."""
+        if not self._counts:
+            return []
+        counts = dict(self._counts)
+        return [lambda ad, clock: added_counts(ad, counts, clock)]
 
     def _input_chunks(self, account, stream, kept=None):
         """The inputs read with the owner's rights, then the kept checkpoint (the
@@ -384,7 +400,7 @@ class Shadow:
             counts = input_attributes(stream.stats)
             if kept is not None:
                 counts = {**counts, "BytesSent": counts["BytesSent"] + kept.stats.bytes}
-            self._quietly(self.host.queue.transition, self.job_id, added_counts, counts)
+            self._count(counts)
 
     # --- output ---
     def receive_output(self, body: bytes) -> Deferred:
@@ -424,8 +440,8 @@ class Shadow:
 
     def _checkpoint_received(self, stats) -> dict:
         if not self.ended:
+            self._count(output_attributes(stats))
             self._apply(checkpoints.output_transfer_event, checkpoints.OUT_FINISHED, quiet=True)
-            self._quietly(self.host.queue.transition, self.job_id, added_counts, output_attributes(stats))
         return {"files": stats.files, "bytes": stats.bytes}
 
     def _checkpoint_failed(self, failure):
@@ -462,7 +478,7 @@ class Shadow:
 
     def _output_received(self, stats) -> dict:
         if not self.ended:
-            self._quietly(self.host.queue.transition, self.job_id, added_counts, output_attributes(stats))
+            self._count(output_attributes(stats))
         return {"files": stats.files, "bytes": stats.bytes}
 
     def _transfer_failed(self, failure, direction: str):
@@ -531,12 +547,14 @@ class Shadow:
         exited = ExitStep(exit)
         try:
             *earlier, result = self.host.queue.transitions(self.job_id, [
-                *self._start_steps(), _quiet_step(record_run_end, dict(self._usage), wall, committed), exited])
+                *self._counts_steps(), *self._start_steps(),
+                _quiet_step(record_run_end, dict(self._usage), wall, committed), exited])
         except (InvalidTransitionError, JobNotFoundError) as exc:
             self._quietly(self.host.queue.transition, self.job_id, record_run_end, dict(self._usage), wall,
                           committed)
             self._end(Ending.REUSE, "the job exited")
             raise Conflict(f"job {self.job_id} exit not recorded: {exc}") from None
+        self._counts.clear()
         for change in earlier:
             self.host.record(attrs.evolve(change, stop_shadow=False))
         if result.event is not None and result.event.type == EventType.JOB_TERMINATED:
@@ -607,6 +625,9 @@ class Shadow:
     def _end(self, ending: Ending, reason: str) -> None:
         if self.ended:
             return
+        if self._counts:  # no queue change came after them: store them on their own
+            self._quietly(self.host.queue.transitions, self.job_id, self._counts_steps())
+            self._counts.clear()
         self.shut_down()
         self.host.shadow_ended(self, ending, reason)
 
@@ -637,14 +658,17 @@ class Shadow:
     def _apply(self, make: Callable, *args: Any, quiet: bool = False, **kwargs: Any) -> None:
         """Apply one queue change and record its event; a change that no longer fits
         the job's state ends the shadow with Conflict (unless ``quiet``)."""
+        steps = [*self._counts_steps(), lambda ad, clock: make(ad, *args, clock, **kwargs)]
         try:
-            result = self.host.queue.transition(self.job_id, make, *args, **kwargs)
+            results = self.host.queue.transitions(self.job_id, steps)
         except (InvalidTransitionError, JobNotFoundError) as exc:
             if quiet:
                 return
             self._end(Ending.VACATE, str(exc))
             raise Conflict(f"job {self.job_id}: {exc}") from None
-        self.host.record(attrs.evolve(result, stop_shadow=False))
+        self._counts.clear()
+        for result in results:
+            self.host.record(attrs.evolve(result, stop_shadow=False))
 
     def _quietly(self, function: Callable, *args: Any) -> None:
         try:

@@ -154,24 +154,30 @@ def test_key_is_checked_and_never_shown(host, queue, submit_dir):
 
 
 def test_input_stream_holds_the_executable_and_inputs_and_counts_bytes(host, queue, submit_dir):
-    """JOB_INPUT's stream is a tar of the executable and inputs; BytesSent is added once sent."""
+    """JOB_INPUT's stream is a tar of the executable and inputs; BytesSent is added once
+    sent, stored with the job's next queue change (its start) rather than in a write of its own."""
     job = submit(queue, submit_dir)
-    reply = resolved(shadow_for(host, job).input_reply())
+    shadow = shadow_for(host, job)
+    reply = resolved(shadow.input_reply())
     data = b"".join(reply.items)
     assert sorted(tarfile.open(fileobj=io.BytesIO(data)).getnames()) == ["in.dat", "job.sh"]
+    shadow.update("execute", {})
     assert queue.get_job(job)["BytesSent"] > 0
 
 
 def test_small_inputs_go_inside_activate_and_count_once_taken(host, queue, submit_dir):
-    """inline_input gives the same tar JOB_INPUT would; BytesSent is added only by input_taken."""
+    """inline_input gives the same tar JOB_INPUT would; BytesSent is added only by input_taken,
+    with the job's next queue change."""
     job = submit(queue, submit_dir)
     shadow = shadow_for(host, job)
     data, counts = shadow.inline_input(queue.get_job(job))
     assert sorted(tarfile.open(fileobj=io.BytesIO(data)).getnames()) == ["in.dat", "job.sh"]
     assert "BytesSent" not in queue.get_job(job)
     shadow.input_taken(counts)
-    assert queue.get_job(job)["BytesSent"] == counts["BytesSent"] > 0
     assert host.events() == []
+    shadow.update("execute", {})
+    assert queue.get_job(job)["BytesSent"] == counts["BytesSent"] > 0
+    assert host.events() == [EventType.EXECUTE]
 
 
 def test_inputs_too_big_missing_or_in_directories_are_left_to_job_input(host, queue, submit_dir):
@@ -203,7 +209,8 @@ def output_of(ad, sandbox):
 
 
 def test_output_lands_in_iwd_with_remaps(host, queue, submit_dir, tmp_path):
-    """JOB_OUTPUT's tar is unpacked into Iwd, remapped, and BytesRecvd recorded."""
+    """JOB_OUTPUT's tar is unpacked into Iwd, remapped, and BytesRecvd recorded (with the
+    job's next queue change: a usage report here, its exit report in a real run)."""
     job = submit(queue, submit_dir, TransferOutput="result.txt",
                  TransferOutputRemaps="result.txt = out/final.txt")
     shadow = shadow_for(host, job)
@@ -214,6 +221,7 @@ def test_output_lands_in_iwd_with_remaps(host, queue, submit_dir, tmp_path):
     answer = resolved(shadow.receive_output(output_of(queue.get_job(job), sandbox)))
     assert answer == {"files": 1, "bytes": 5}
     assert (submit_dir / "out" / "final.txt").read_text() == "done\n"
+    shadow.update("usage", {"ImageSize": 1})
     assert queue.get_job(job)["BytesRecvd"] == 5
 
 
