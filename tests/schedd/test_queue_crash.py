@@ -19,10 +19,11 @@ pytestmark = pytest.mark.integration  # kills a submitting process
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run_and_kill(spool: Path, seed: int, after: float) -> list[tuple[int, int]]:
-    """Start the submitter, kill it with SIGKILL ``after`` seconds after it is ready,
-    and return the clusters it acknowledged."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.schedd.crash_submitter", str(spool), str(seed)],
+def _run_and_kill(spool: Path, seed: int, after: float, chunk: int | None = None) -> list[tuple[int, int]]:
+    """Start the submitter (storing ``chunk`` procs per transaction when given), kill it
+    with SIGKILL ``after`` seconds after it is ready, and return the clusters it acknowledged."""
+    chunked = [] if chunk is None else [str(chunk)]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.schedd.crash_submitter", str(spool), str(seed), *chunked],
                             cwd=ROOT, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     acked: list[tuple[int, int]] = []
@@ -53,8 +54,25 @@ def test_kill_9_during_submits_loses_nothing_acknowledged(tmp_path):
     for round_ in range(6):
         acked += _run_and_kill(tmp_path, seed=round_, after=rng.uniform(0.05, 0.6))
     assert len(acked) > 20, "the submitter acknowledged too few clusters to prove anything"
+    _assert_whole(tmp_path, acked)
 
+
+def test_kill_9_during_chunked_submits_loses_nothing_acknowledged(tmp_path):
+    """Clusters stored 7 procs per transaction: after SIGKILLs (each restart dropping the
+    cluster left incoming), every acknowledged cluster is complete and none is partial."""
+    rng = random.Random(4321)
+    acked: list[tuple[int, int]] = []
+    for round_ in range(4):
+        acked += _run_and_kill(tmp_path, seed=round_, after=rng.uniform(0.05, 0.6), chunk=7)
+    assert len(acked) > 20, "the submitter acknowledged too few clusters to prove anything"
+    _assert_whole(tmp_path, acked)
+
+
+def _assert_whole(tmp_path: Path, acked: list[tuple[int, int]]) -> None:
+    """The queue left in ``tmp_path`` holds every ``acked`` cluster whole, no other
+    cluster in part, and no cluster still incoming once opened."""
     queue = JobQueue(tmp_path, time.time)
+    assert queue.db.db.execute("SELECT COUNT(*) FROM incoming_clusters").fetchone()[0] == 0
     try:
         procs: dict[int, list[int]] = {}
         expected: dict[int, int] = {}
