@@ -1,6 +1,8 @@
 """The job queue: submitting clusters, querying and editing jobs, and applying state
-transitions, each request in one SQLite transaction. A job that leaves the queue
-moves to the history table in the same transaction."""
+transitions, each request in one SQLite transaction (a large submit or action in a
+transaction per chunk or batch, see :meth:`JobQueue.submit_in_steps` and
+:meth:`JobQueue.act_in_batches`). A job that leaves the queue moves to the history
+table in the same transaction."""
 
 from __future__ import annotations
 
