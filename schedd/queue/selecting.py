@@ -121,8 +121,8 @@ class JobSelecting:
                 if keys is not None and not mentions(row.attrs, keys):
                     if last[2] is None:
                         screened = screened_ad(last[1], (), names)
-                        last[2] = "whole" if screened is None else bool(predicate(screened))
-                    if last[2] != "whole":
+                        last[2] = _WHOLE_AD if screened is None else bool(predicate(screened))
+                    if last[2] is not _WHOLE_AD:
                         return (row, None, None) if last[2] else None
                 screened = screened_ad(last[1], stored_pairs(row.attrs), names)
                 if screened is not None:
@@ -130,6 +130,10 @@ class JobSelecting:
             whole = self._with_ad(row)
             return whole if predicate(whole[1]) else None
         return selected
+
+
+#: A cluster whose literals cannot decide the constraint: each proc is decided on its whole ad.
+_WHOLE_AD = object()
 
 
 def _first_time(row: JobRow, seen: set[tuple[int, int]]) -> bool:
