@@ -95,6 +95,7 @@ class ScheddRoutes:
         ClusterId, ProcId, QDate, GlobalJobId and UidDomain are the schedd's to set, whatever
         the request says, and every attribute name must be a ClassAd identifier.
         """
+        started = time.perf_counter()
         owner = request.identity.user
         body = request.json()
         queue = self._service.queue
@@ -132,7 +133,7 @@ class ScheddRoutes:
                                     stored_ads=(cluster.cluster_ad, _distinct(cluster.proc_ads)))
             return _submit_answer(stored, len(cluster.proc_ads), queue.job_wire_text(JobId(stored, 0)))
         # the first step allocates the ClusterId in this turn, as the expansion above expects
-        return _in_slices(self._service.reactor, lambda: _bad_job_ad(incoming.step), answer, incoming.abort)
+        return _in_slices(self._service.reactor, lambda: _bad_job_ad(incoming.step), answer, incoming.abort, started)
 
     def _owned_by(self, cluster: ClusterToStore, owner: str) -> ClusterToStore:
         """``cluster`` with its names checked, as ``owner`` submits it (:func:`owned_by`);
@@ -328,13 +329,14 @@ class _ActionRun:
         return JsonReply({"changed": self._changed, "refused": self._refused})
 
 
-def _in_slices(reactor, step, answer, give_up):
+def _in_slices(reactor, step, answer, give_up, started: float | None = None):
     """Run ``step()`` until it returns True, for at most :data:`ACT_SLICE_SECONDS` per
-    reactor turn, then ``answer()``: the answer at once when one slice was enough, else
-    a Deferred of it, other requests answered between slices. An error (from the first
-    slice raised at once) runs ``give_up()`` first."""
-    def run_slice() -> bool:
-        deadline = time.perf_counter() + ACT_SLICE_SECONDS
+    reactor turn (the first counted from ``started``, when the request's own work began,
+    but always one step), then ``answer()``: the answer at once when one slice was
+    enough, else a Deferred of it, other requests answered between slices. An error
+    (from the first slice raised at once) runs ``give_up()`` first."""
+    def run_slice(since: float | None = None) -> bool:
+        deadline = (time.perf_counter() if since is None else since) + ACT_SLICE_SECONDS
         try:
             while not step():
                 if time.perf_counter() >= deadline:
@@ -344,7 +346,7 @@ def _in_slices(reactor, step, answer, give_up):
             raise
         return True
 
-    if run_slice():
+    if run_slice(started):
         return answer()
     done = Deferred()
 

@@ -21,10 +21,11 @@ class IncomingCluster:
     """Stores one cluster of ``total`` procs, :data:`SUBMIT_CHUNK` per :meth:`step`.
 
     The first step runs ``first()`` (which allocates the ClusterId, stores the cluster's
-    common attributes and returns the id with an iterator of its job rows) and stores
-    the first chunk in the same transaction; a cluster that fits in one chunk is then
-    done, in one transaction, as a whole submit always was. Otherwise the cluster is
-    marked incoming until the step storing its last procs acknowledges it; then
+    common attributes and returns the id with an iterator of its job rows): a cluster
+    that fits in one chunk is stored whole in that transaction, as a whole submit always
+    was; a larger one is only marked incoming (the first step shares its reactor turn
+    with the request's expansion, so it stores no proc), and the following steps store
+    its procs until the one storing its last acknowledges it. Then
     ``acknowledged(cluster_id)`` runs. A step that fails drops what was stored.
     """
 
@@ -62,24 +63,30 @@ class IncomingCluster:
             return True
         try:
             with self._db.atomic():
-                first = self._rows is None
-                if first:
+                if self._rows is None:
                     self.cluster_id, self._rows = self._first()
-                rows = list(itertools.islice(self._rows, min(self._chunk, self._left)))
-                self._db.insert_jobs(rows)
-                self._left -= len(rows)
-                if len(rows) == 0 and self._left:
-                    raise RuntimeError(f"cluster {self.cluster_id} ran out of procs with {self._left} still to store")
-                if first and self._left:
-                    self._db.mark_incoming(self.cluster_id)
-                elif not first and not self._left:
-                    self._db.acknowledge_incoming(self.cluster_id)
+                    if self._left > self._chunk:
+                        self._db.mark_incoming(self.cluster_id)
+                        return False
+                    self._store_chunk()
+                else:
+                    self._store_chunk()
+                    if not self._left:
+                        self._db.acknowledge_incoming(self.cluster_id)
         except BaseException:
             self._fail()
             raise
         if not self._left:
             self._acknowledged(self.cluster_id)
         return not self._left
+
+    def _store_chunk(self) -> None:
+        """Store the next chunk of rows (inside the step's transaction)."""
+        rows = list(itertools.islice(self._rows, min(self._chunk, self._left)))
+        if not rows:
+            raise RuntimeError(f"cluster {self.cluster_id} ran out of procs with {self._left} still to store")
+        self._db.insert_jobs(rows)
+        self._left -= len(rows)
 
     def abort(self) -> None:
         """Give the submit up (the client went, the schedd stops): drop what was stored."""
