@@ -251,6 +251,17 @@ def removal(job: JobFacts, reason: str, now: int) -> Transition:
     return Transition(job.job_id, changes, event, stop_shadow=job.status in ACTIVE)
 
 
+def removal_alike(decided: Transition, job_id: JobId) -> Transition:
+    """What :func:`removal` makes of job ``job_id`` when it is alike the job of ``decided``
+    (a removal made by :func:`removal`: the same status and run, for the same reason at
+    the same time): the same changes, and its own abort event when ``decided`` has one.
+    A large removal decides once per cluster and status instead of once per job."""
+    event = decided.event
+    if event is not None:
+        event = Event(event.type, job_id.cluster, job_id.proc, event.time, dict(event.attributes))
+    return Transition(job_id, dict(decided.changes), event, decided.stop_shadow)
+
+
 def removal_done(ad: ClassAd, clock: ClockLike) -> Transition:
     """The shadow of a Removed job has exited: log the abort; the job may now leave.
 

@@ -541,8 +541,7 @@ class JobQueue(JobSelecting):
             key = (row.cluster_id, row.status)
             plan = plans[key] if key in plans else plans.setdefault(key, _removal_plan(row, cluster, reason, now, values))
             if plan is not None and not mentions(row.attrs, plan.keys):
-                transition = states.removal(states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status),
-                                                            plan.remote_host, plan.remote_pool), reason, now)
+                transition = states.removal_alike(plan.decided, JobId(row.cluster_id, row.proc_id))
                 self._leave(row, plan.history_text(row.attrs), now, leaving)
                 return transition
         texts = stored_texts(row.attrs)
@@ -873,15 +872,15 @@ def _changed_texts(texts: dict[str, list], cluster: Mapping[str, tuple], changes
 @attrs.frozen
 class _RemovalPlan:
     """How every job of one cluster in one status is removed from its stored text at one
-    time for one reason, when its own text names none of ``keys``: where it runs (from
-    its cluster) and the stored pairs its history record gains."""
+    time for one reason, when its own text names none of ``keys``: the removal decided for
+    the first (see :func:`jobmodel.states.removal_alike`) and the stored pairs its
+    history record gains."""
 
-    remote_host: str | None
-    remote_pool: str | None
+    decided: Transition
     #: The changed pairs as JSON, comma-separated, to follow the proc's own pairs.
     added: str
-    #: The quoted lower-case names (see :func:`~schedd.queue.screen.mentions`) a proc's text must not name.
-    keys: tuple[str, ...]
+    #: The lower-case names a proc's text must not mention (see :func:`~schedd.queue.screen.quoted`).
+    keys: re.Pattern
 
     def history_text(self, proc_text: str) -> str:
         """The stored text of the job's history record: its pairs, then the changed ones
@@ -899,14 +898,14 @@ def _removal_plan(row: JobRow, cluster: Mapping[str, tuple], reason: str, now: i
         return None
     host, pool = (value if type(value) is str else None for value in (plain["remotehost"], plain["remotepool"]))
     try:
-        changes = states.removal(states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status), host, pool),
-                                 reason, now).changes
+        decided = states.removal(states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status), host, pool),
+                                 reason, now)
     except InvalidTransitionError:
         return None
     texts: dict[str, list] = {}
-    _changed_texts(texts, cluster, changes, values)
-    return _RemovalPlan(host, pool, encode_texts(texts.values())[1:-1],
-                        quoted(sorted({*_REMOVAL_KEYS, *(name.lower() for name in changes)})))
+    _changed_texts(texts, cluster, decided.changes, values)
+    return _RemovalPlan(decided, encode_texts(texts.values())[1:-1],
+                        quoted({*_REMOVAL_KEYS, *(name.lower() for name in decided.changes)}))
 
 
 def _plain_values(cluster: Mapping[str, tuple], texts: Mapping[str, list], keys) -> dict[str, object] | None:

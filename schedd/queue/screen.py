@@ -9,6 +9,7 @@ the whole ad."""
 from __future__ import annotations
 
 import functools
+import re
 
 from classad import ClassAd, ExprTree
 from classad import nodes as e
@@ -79,18 +80,17 @@ def _screened(text: str) -> tuple[frozenset[str] | None, bool]:
     return frozenset(names), calls
 
 
-def mentions(proc_text: str, quoted_keys: tuple[str, ...]) -> bool:
-    """Whether a proc's stored text may hold one of the attributes whose lower-case
-    names, quoted (``'"owner"'``), are ``quoted_keys``: a name is stored quoted, so a
-    proc that does not mention one certainly lacks it (a value holding the text can
-    only make this say yes needlessly)."""
-    lowered = proc_text.lower()
-    return any(key in lowered for key in quoted_keys)
+def mentions(proc_text: str, names: re.Pattern) -> bool:
+    """Whether a proc's stored text may hold one of the attributes :func:`quoted` made
+    ``names`` of: a name is stored quoted, so a proc that does not mention one certainly
+    lacks it (a value holding the text can only make this say yes needlessly)."""
+    return names.search(proc_text.lower()) is not None
 
 
-def quoted(keys) -> tuple[str, ...]:
-    """``keys`` (lower-case names) as :func:`mentions` looks for them."""
-    return tuple(f'"{key}"' for key in keys)
+def quoted(keys) -> re.Pattern:
+    """``keys`` (lower-case attribute names) as :func:`mentions` looks for them: one
+    pattern of every name quoted (``"owner"``), a single search of the lowered text."""
+    return re.compile("|".join(re.escape(f'"{key}"') for key in sorted(keys)))
 
 
 def cluster_literals(pairs: dict[str, tuple[str, str]], names: frozenset[str]) -> dict[str, tuple[str, object]]:

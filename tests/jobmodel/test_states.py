@@ -102,6 +102,15 @@ def test_remove_of_running_job_waits_for_its_shadow():
     assert done.event.type == EventType.JOB_ABORTED and done.event.attributes["Reason"] == "bye"
 
 
+@pytest.mark.parametrize("status, host", [(JobStatus.IDLE, None), (JobStatus.HELD, "slot1@gone"),
+                                          (JobStatus.RUNNING, "slot1@ep")])
+def test_a_removal_alike_is_the_removal_of_that_job(status, host):
+    """removal_alike of a job in the same status and run gives what removal gives it."""
+    facts = [states.JobFacts(JobId(7, proc), status, host, None) for proc in (2, 3)]
+    decided = states.removal(facts[0], "via condor_rm", 9)
+    assert states.removal_alike(decided, JobId(7, 3)) == states.removal(facts[1], "via condor_rm", 9)
+
+
 def test_removing_a_removed_job_is_refused():
     """A second remove while the shadow is still exiting is refused."""
     with pytest.raises(InvalidTransitionError, match="already"):
