@@ -4,7 +4,8 @@ every job with a 3-attribute projection (ads/s and the schedd's peak RSS), the s
 with a constraint, and a removal of every job by constraint. Prints the figures, and
 for each phase the longest the schedd's reactor stalled: a probe process asks
 GET /v1/ping every 20 ms, and its slowest answer bounds the stall (its p50 is the
-baseline of an idle answer).
+baseline of an idle answer). The schedd runs with REACTOR_STALL_REPORT_MS = 60, and
+its own reports of where its reactor was held that long are printed at the end.
 
 Query rates are counted over a bare socket (the schedd is measured, not this
 client's JSON decoding); the 3-attribute query is also read once through
