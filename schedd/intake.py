@@ -135,7 +135,12 @@ def owned_by(cluster: ClusterToStore, owner: str, uid_domain: str) -> ClusterToS
     cluster_ad["Owner"] = owner
     cluster_ad["User"] = user_name(owner, uid_domain)
     cluster_ad["UidDomain"] = uid_domain
-    return ClusterToStore(cluster_ad, tuple(without_schedd_set(proc) for proc in cluster.proc_ads))
+    procs, last, made = [], None, None
+    for proc in cluster.proc_ads:
+        if proc is not last:  # the procs of a plain ``queue N`` share one ad: looked at once
+            last, made = proc, without_schedd_set(proc)
+        procs.append(made)
+    return ClusterToStore(cluster_ad, tuple(procs))
 
 
 def without_schedd_set(ad: ClassAd) -> ClassAd:
@@ -152,7 +157,11 @@ def checked_names(cluster: ClusterToStore) -> ClusterToStore:
     Raises:
         IntakeError: a name that is not (it could forge a line of ``roost q -l``).
     """
+    last = None
     for index, ad in enumerate((cluster.cluster_ad, *cluster.proc_ads)):
+        if ad is last:  # procs sharing one ad (a plain ``queue N``) are checked once
+            continue
+        last = ad
         for entry in ad.entries_by_key().values():
             name = entry.name
             if not is_attribute_name(name):

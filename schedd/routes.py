@@ -365,9 +365,14 @@ def _in_slices(reactor, step, answer, give_up, started: float | None = None):
 
 
 def _distinct(ads: Iterable) -> tuple:
-    """Each ad object once (the procs of a plain ``queue 100000`` share one empty ad),
-    for what looks at every proc's attributes."""
-    return tuple({id(ad): ad for ad in ads}.values())
+    """``ads`` with each run of one ad object given once (the procs of a plain ``queue
+    100000`` share one empty ad), for what looks at every proc's attributes."""
+    found, last = [], None
+    for ad in ads:
+        if ad is not last:
+            found.append(ad)
+            last = ad
+    return tuple(found)
 
 
 def _bad_job_ad(make, *args):
