@@ -23,7 +23,7 @@ from schedd.queue import is_attribute_name
 from schedd.submit import SubmitOptions, expand, host_predefined, parse_description
 from schedd.submit.clientside import MAX_MEASURED_FILES
 from schedd.submit.cluster import DELETED, ExpandedCluster
-from schedd.submit.jobs import classad_node
+from schedd.submit.jobs import classad_node, planned_procs
 from schedd.submit.queue_args import with_queue_args  # noqa: F401 - the route's import
 
 #: Attributes the schedd alone sets on a new job; a client's values are dropped.
@@ -86,13 +86,31 @@ def expand_description(text: str, *, cluster_id: int, owner: str, iwd: str, now:
         SubmitError: the description is wrong (the message names the line).
         IntakeError: it makes no procs, or too many.
     """
-    description = parse_description(text, cwd=iwd, predefined=host_predefined(), self_contained=True)
-    options = SubmitOptions(cluster_id=cluster_id, proc_id=0, qdate=now, owner=owner, cwd=iwd,
-                            environ=dict(environ), self_contained=True, file_sizes=dict(file_sizes or {}))
+    description, options = _parsed(text, cluster_id, owner, iwd, now, environ, file_sizes)
     expanded = [cluster for cluster in expand(description, options) if cluster.procs]
     if not expanded:
         raise IntakeError("the submit description queues no jobs (a queue statement with a count of 0 or no items)")
     return _one_cluster(expanded)
+
+
+def description_procs(text: str, *, owner: str, iwd: str, now: int, environ: Mapping[str, str],
+                      file_sizes: Mapping[str, int] | None = None) -> int:
+    """How many procs :func:`expand_description` makes of ``text``, counted from its
+    queue statements without expanding a proc.
+
+    Raises:
+        SubmitError: the description or a queue statement is wrong.
+    """
+    return planned_procs(*_parsed(text, 1, owner, iwd, now, environ, file_sizes))
+
+
+def _parsed(text: str, cluster_id: int, owner: str, iwd: str, now: int, environ: Mapping[str, str],
+            file_sizes: Mapping[str, int] | None):
+    """The description and the options it is expanded with, in the schedd's mode."""
+    description = parse_description(text, cwd=iwd, predefined=host_predefined(), self_contained=True)
+    options = SubmitOptions(cluster_id=cluster_id, proc_id=0, qdate=now, owner=owner, cwd=iwd,
+                            environ=dict(environ), self_contained=True, file_sizes=dict(file_sizes or {}))
+    return description, options
 
 
 def _node(value: object):

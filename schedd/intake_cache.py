@@ -44,6 +44,10 @@ class ExpansionCache:
         # key -> None (seen once) or the steady expansion
         self._seen: OrderedDict[tuple, ClusterToStore | None] = OrderedDict()
 
+    def holds(self, key: tuple) -> bool:
+        """Whether the expansion of the description ``key`` names is kept (a small one)."""
+        return self._seen.get(key) is not None
+
     def expansion(self, key: tuple, cluster_id: int, now: int, expand: Expand) -> ClusterToStore:
         """The expansion of the description ``key`` names for ``cluster_id`` at ``now``:
         the kept one when it is steady, else ``expand(cluster_id, now)``.

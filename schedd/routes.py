@@ -34,6 +34,7 @@ from schedd.intake import (
     checked_file_sizes,
     checked_iwd,
     checked_names,
+    description_procs,
     expand_description,
     items_queue_args,
     owned_by,
@@ -53,6 +54,10 @@ _FACTORY_COMMANDS = re.compile("|".join(re.escape(name) for name in (LIMIT_COMMA
 
 #: Longest one turn of the reactor spends on a batched action.
 ACT_SLICE_SECONDS = 0.01
+
+#: A description making more procs than this is expanded in a worker thread (with
+#: per-proc macros, 100,000 procs took 2-4 s to expand).
+EXPAND_INLINE_PROCS = 1000
 
 #: HTCondor's action names, as the bindings send them, and what each does here.
 ACTIONS = {
@@ -111,6 +116,8 @@ class ScheddRoutes:
                                  "its procs later, and each spooled proc needs its input files at submit")
             if limits is not None:
                 return self._factory(submitted, *limits)
+            if self._large(submitted):
+                return self._submit_large(submitted, spool)
             cluster_id = queue.db.peek_cluster_id()
             cluster = self._expanded(submitted, cluster_id)
         elif "cluster_ad" in body:
@@ -123,7 +130,16 @@ class ScheddRoutes:
         cluster = _queued_as_gang(cluster, queue.db.peek_cluster_id() if cluster_id is None else cluster_id)
         if spool:  # held (code 16) until roost submit -spool sends each proc's input files
             cluster = held_for_input(cluster)
-        incoming = _bad_job_ad(queue.submit_in_steps, cluster.cluster_ad, cluster.proc_ads)
+        # the first step allocates the ClusterId in this turn, as the expansion above expects
+        return self._store(cluster, cluster_id, started)
+
+    def _store(self, cluster: ClusterToStore, cluster_id: int | None, started: float,
+               reserved: int | None = None) -> "BytesReply | Deferred":
+        """Store ``cluster`` a chunk per reactor turn (see :func:`_in_slices`) and answer
+        once it is whole; ``cluster_id`` is the id it was expanded for (None: any),
+        ``reserved`` the id taken for it beforehand."""
+        queue = self._service.queue
+        incoming = _bad_job_ad(queue.submit_in_steps, cluster.cluster_ad, cluster.proc_ads, None, reserved)
 
         def answer() -> BytesReply:
             stored = incoming.cluster_id
@@ -132,8 +148,44 @@ class ScheddRoutes:
             self._service.submitted(stored, len(cluster.proc_ads),
                                     stored_ads=(cluster.cluster_ad, _distinct(cluster.proc_ads)))
             return _submit_answer(stored, len(cluster.proc_ads), queue.job_wire_text(JobId(stored, 0)))
-        # the first step allocates the ClusterId in this turn, as the expansion above expects
         return _in_slices(self._service.reactor, lambda: _bad_job_ad(incoming.step), answer, incoming.abort, started)
+
+    def _large(self, submitted: FactoryDigest) -> bool:
+        """Whether the description makes more than :data:`EXPAND_INLINE_PROCS` procs,
+        counted from its queue statements (an expansion the cache keeps is small)."""
+        key = description_key(submitted.description, submitted.owner, submitted.iwd, submitted.environ,
+                              submitted.file_sizes)
+        if self._expansions.holds(key):
+            return False
+        procs = _submit_error(lambda: description_procs(
+            submitted.description, owner=submitted.owner, iwd=submitted.iwd, now=submitted.qdate,
+            environ=submitted.environ, file_sizes=submitted.file_sizes))
+        return procs > EXPAND_INLINE_PROCS
+
+    def _submit_large(self, submitted: FactoryDigest, spool: bool) -> Deferred:
+        """Submit a large description: its ClusterId taken now (hidden until the cluster
+        is stored, dropped at start-up if it never is), its expansion, name check and
+        ownership made in a worker thread (seconds of work for 100,000 procs with
+        per-proc macros, which the reactor must not wait for), then stored a chunk per
+        turn. A wrong description still answers 400, and its id is not reused."""
+        queue = self._service.queue
+        domain = self._service.schedd_settings.domain
+        cluster_id = queue.reserve_cluster_id()
+
+        def prepare() -> ClusterToStore:  # in a worker thread: works on its own arguments only
+            cluster = _submit_error(lambda: expand_description(
+                submitted.description, cluster_id=cluster_id, owner=submitted.owner, iwd=submitted.iwd,
+                now=submitted.qdate, environ=dict(submitted.environ), file_sizes=dict(submitted.file_sizes)))
+            cluster = _queued_as_gang(owned_by(_bad_request(checked_names, cluster), submitted.owner, domain),
+                                      cluster_id)
+            return held_for_input(cluster) if spool else cluster
+
+        def drop(failure):
+            queue.db.drop_incoming(only=cluster_id)  # nothing once the cluster was acknowledged
+            return failure
+        stored = _run_blocking(prepare)
+        stored.addCallback(lambda cluster: self._store(cluster, cluster_id, time.perf_counter(), cluster_id))
+        return stored.addErrback(drop)
 
     def _owned_by(self, cluster: ClusterToStore, owner: str) -> ClusterToStore:
         """``cluster`` with its names checked, as ``owner`` submits it (:func:`owned_by`);
@@ -373,6 +425,12 @@ def _distinct(ads: Iterable) -> tuple:
             found.append(ad)
             last = ad
     return tuple(found)
+
+
+def _run_blocking(work):
+    """``work()`` in the reactor's thread pool; a Deferred of its result."""
+    from twisted.internet.threads import deferToThread
+    return deferToThread(work)
 
 
 def _bad_job_ad(make, *args):

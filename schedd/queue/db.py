@@ -230,6 +230,14 @@ class QueueDatabase:
                         [cluster_id + 1])
         return cluster_id
 
+    def reserve_cluster_id(self) -> int:
+        """Take the next ClusterId for a cluster stored later, marked incoming (hidden,
+        and dropped at start-up unless acknowledged) in its own transaction."""
+        with self.atomic():
+            cluster_id = self.allocate_cluster_id()
+            self.mark_incoming(cluster_id)
+        return cluster_id
+
     def peek_cluster_id(self) -> int:
         """The ClusterId the next submit will get."""
         row = self.db.execute("SELECT value FROM queue_meta WHERE name = 'next_cluster_id'").fetchone()

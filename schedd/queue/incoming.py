@@ -30,10 +30,12 @@ class IncomingCluster:
     with the request's expansion, so it stores no proc), and the following steps store
     its procs until the one storing its last acknowledges it. Then
     ``acknowledged(cluster_id)`` runs. A step that fails drops what was stored.
+    With ``reserved`` (a ClusterId :meth:`~schedd.queue.db.QueueDatabase.reserve_cluster_id`
+    took and marked incoming), ``first()`` returns that id and every step stores procs.
     """
 
     def __init__(self, db: QueueDatabase, total: int, first: Callable[[], tuple[int, Iterator[tuple]]],
-                 acknowledged: Callable[[int], None], chunk: int = SUBMIT_CHUNK) -> None:
+                 acknowledged: Callable[[int], None], chunk: int = SUBMIT_CHUNK, reserved: int | None = None) -> None:
         if chunk < 1:
             raise ValueError(f"a submit chunk must hold at least one proc, not {chunk}")
         self._db = db
@@ -43,8 +45,9 @@ class IncomingCluster:
         self._left = total
         self._rows: Iterator[tuple] | None = None
         self._failed = False
-        #: The ClusterId, once the first step has allocated it (None before).
-        self.cluster_id: int | None = None
+        self._marked = reserved is not None
+        #: The ClusterId, once the first step has allocated it (None before), or the reserved one.
+        self.cluster_id: int | None = reserved
 
     @property
     def done(self) -> bool:
@@ -68,14 +71,13 @@ class IncomingCluster:
             with self._db.atomic():
                 if self._rows is None:
                     self.cluster_id, self._rows = self._first()
-                    if self._left > self._chunk:
+                    if not self._marked and self._left > self._chunk:
                         self._db.mark_incoming(self.cluster_id)
+                        self._marked = True
                         return False
-                    self._store_chunk()
-                else:
-                    self._store_chunk()
-                    if not self._left:
-                        self._db.acknowledge_incoming(self.cluster_id)
+                self._store_chunk()
+                if not self._left and self._marked:
+                    self._db.acknowledge_incoming(self.cluster_id)
         except BaseException:
             self._fail()
             raise

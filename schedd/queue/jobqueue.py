@@ -151,14 +151,21 @@ class JobQueue(JobSelecting):
             pass
         return submit.cluster_id
 
+    def reserve_cluster_id(self) -> int:
+        """A ClusterId for a cluster given to :meth:`submit_in_steps` later (after an
+        expansion off the reactor, say), hidden until then and dropped at start-up if it
+        never comes; the id is not reused."""
+        return self.db.reserve_cluster_id()
+
     def submit_in_steps(self, cluster_ad: ClassAd, proc_ads: Sequence[ClassAd],
-                        chunk: int | None = None) -> IncomingCluster:
+                        chunk: int | None = None, reserved: int | None = None) -> IncomingCluster:
         """A submit of one cluster stored ``chunk`` procs (default
         :data:`~schedd.queue.incoming.SUBMIT_CHUNK`) per transaction, each
         :meth:`~schedd.queue.incoming.IncomingCluster.step` one transaction: the first
         step allocates the ClusterId (take it in the same reactor turn as
         :meth:`~schedd.queue.db.QueueDatabase.peek_cluster_id`); until the last step
         the cluster is hidden from every read, and a schedd restarted before then drops it.
+        ``reserved``: the ClusterId :meth:`reserve_cluster_id` gave this cluster.
 
         Raises:
             BadJobAdError: the ads are not ClassAds or there is no proc (at once);
@@ -179,7 +186,7 @@ class JobQueue(JobSelecting):
             added = [(name, python_to_node(value)) for name, value in (
                 ("JobStatus", int(JobStatus.IDLE)), ("QDate", now), ("EnteredCurrentStatus", now))
                 if name not in cluster_ad and not all(name in proc for proc in procs)]
-            cluster_id = self.db.allocate_cluster_id()
+            cluster_id = self.db.allocate_cluster_id() if reserved is None else reserved
             # derived, not copied: the cluster ad's entries are shared, never changed
             common = cluster_ad.derive([*added, ("ClusterId", python_to_node(cluster_id))])
             common_text, kept["pairs"] = encode_cluster(common)
@@ -191,7 +198,7 @@ class JobQueue(JobSelecting):
         def acknowledged(cluster_id: int) -> None:
             self._forget_cluster(cluster_id)
             self._keep_pairs(cluster_id, kept["pairs"])
-        return IncomingCluster(self.db, len(procs), first, acknowledged, chunk or incoming.SUBMIT_CHUNK)
+        return IncomingCluster(self.db, len(procs), first, acknowledged, chunk or incoming.SUBMIT_CHUNK, reserved)
 
     def _proc_rows(self, cluster_id: int, procs: list[ClassAd], common: ClassAd, first_proc: int = 0,
                    cluster_entries: Entries | None = None):

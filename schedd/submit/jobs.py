@@ -111,13 +111,40 @@ def queue_statements(description: Description) -> tuple[QueueStatement, ...]:
     return (QueueStatement("", 0, description.commands),)
 
 
+def planned_procs(description: Description, options: SubmitOptions) -> int:
+    """How many procs :func:`expand` makes of ``description``, read from its queue
+    statements' arguments and items alone (no proc is expanded): a large submit can be
+    told from a small one before it is expanded.
+
+    Raises:
+        SubmitError: a queue statement is wrong, or they queue more than MAX_PROCS_PER_SUBMIT.
+    """
+    return sum(proc_count(spec, rows) for _, spec, rows in _checked_plan(description, _context(options)))
+
+
+def _context(options: SubmitOptions) -> BuildContext:
+    predefined = {**host_predefined(), **time_predefined(options.qdate)}
+    return BuildContext(os.path.abspath(options.cwd), options.owner, options.environ,
+                        predefined, options.self_contained, options.file_sizes)
+
+
 def expand(description: Description, options: SubmitOptions) -> list[ExpandedCluster]:
     """Every queue statement expanded into a cluster ad and per-proc differences;
     raises :class:`SubmitError` and produces nothing when any proc fails."""
     warn_misspellings(description)
-    predefined = {**host_predefined(), **time_predefined(options.qdate)}
-    context = BuildContext(os.path.abspath(options.cwd), options.owner, options.environ,
-                           predefined, options.self_contained, options.file_sizes)
+    context = _context(options)
+    planned = _checked_plan(description, context)
+    results = []
+    proc_id = options.proc_id
+    for statement, spec, rows in planned:
+        cluster, proc_id = _expand_statement(statement, spec, rows, options, context, proc_id)
+        results.append(cluster)
+    return results
+
+
+def _checked_plan(description: Description, context: BuildContext) -> list:
+    """Every queue statement planned (:func:`_planned`), refused when together they
+    queue more than MAX_PROCS_PER_SUBMIT procs."""
     planned = [_planned(statement, context) for statement in queue_statements(description)]
     total = 0
     for statement, spec, rows in planned:
@@ -126,12 +153,7 @@ def expand(description: Description, options: SubmitOptions) -> list[ExpandedClu
             raise SubmitError(f"the description queues more than the {MAX_PROCS_PER_SUBMIT} jobs one submit "
                               f"may hold (this statement makes {proc_count(spec, rows)}); split it",
                               file=statement.file, line=statement.line, command="queue")
-    results = []
-    proc_id = options.proc_id
-    for statement, spec, rows in planned:
-        cluster, proc_id = _expand_statement(statement, spec, rows, options, context, proc_id)
-        results.append(cluster)
-    return results
+    return planned
 
 
 def _planned(statement: QueueStatement, context: BuildContext):
@@ -215,4 +237,5 @@ def to_classads(expanded: list[ExpandedCluster]) -> Iterator:
             changes = [(name, classad_node(value)) for name, value in diff.values() if value is not DELETED]
             yield shared.derive(changes, deleted)
 
-__all__ = ["MAX_PROCS_PER_SUBMIT", "SubmitOptions", "expand", "to_classads", "warn_misspellings", "UNDEFINED"]
+__all__ = ["MAX_PROCS_PER_SUBMIT", "SubmitOptions", "expand", "planned_procs", "to_classads", "warn_misspellings",
+           "UNDEFINED"]

@@ -319,3 +319,33 @@ def test_a_submit_in_many_chunks_answers_after_the_last_and_is_hidden_until_then
     assert (answer["cluster"], answer["num_procs"]) == (1, 5)
     assert seen == [0]
     assert len(call("/v1/jobs/query", {}).lines()) == 5
+
+
+def test_a_large_description_takes_its_id_at_once_and_is_expanded_off_the_reactor(call, schedd, tmp_path,
+                                                                                   monkeypatch):
+    """A description making more than EXPAND_INLINE_PROCS procs takes its ClusterId first
+    (hidden while its expansion runs in a worker, so a submit meanwhile gets the next
+    id), is stored whole and answered; a wrong one answers 400, storing nothing, and its
+    id is not reused."""
+    from twisted.internet.defer import maybeDeferred
+
+    from schedd import routes
+    from tests.schedd.conftest import cluster_ad, proc_ads
+    monkeypatch.setattr(routes, "EXPAND_INLINE_PROCS", 3)
+    during = []
+
+    def in_a_worker(work):
+        if not during:
+            during.append((schedd.queue.db.cluster_ids(), len(schedd.queue),
+                           schedd.queue.submit_cluster(cluster_ad("alice"), proc_ads(1))))
+        return maybeDeferred(work)
+    monkeypatch.setattr(routes, "_run_blocking", in_a_worker)
+    answer = submit(call, tmp_path, SLEEP.replace("queue 3", "queue 5")).json()
+    assert (answer["cluster"], answer["num_procs"]) == (1, 5)
+    assert during == [([], 0, 2)]
+    assert [(ad["ClusterId"], ad["ProcId"]) for ad in schedd.queue.query()] == [(1, p) for p in range(5)] + [(2, 0)]
+    assert submit(call, tmp_path, SLEEP.replace("queue 3", "queue 1")).json()["cluster"] == 3
+    refused = submit(call, tmp_path, "executable = /bin/true\nrequest_memory = 12 parsecs\nqueue 5\n")
+    assert refused.status == 400 and "line 2" in refused.json()["message"]
+    assert len(schedd.queue) == 7 and schedd.queue.db.cluster_ids() == [1, 2, 3]
+    assert submit(call, tmp_path, SLEEP.replace("queue 3", "queue 1")).json()["cluster"] == 5
