@@ -15,6 +15,7 @@ from twisted.logger import FileLogObserver, Logger, formatEventAsClassicLogText,
 
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonSettings, ServiceFactory
+from daemoncore.prompt_reactor import install_prompt_reactor
 from daemoncore.security import SecurityError
 from daemoncore.security.pool_trust import trust_watcher_from_config
 from daemoncore.security.revocation_watch import watcher_from_config
@@ -105,6 +106,7 @@ def run_daemon(daemon_type: str, ad_type: str, build: ServiceFactory, argv: list
         return 2
     globalLogBeginner.beginLoggingTo([FileLogObserver(log_file, formatEventAsClassicLogText)], redirectStandardIO=False)
 
+    install_prompt_reactor()
     from twisted.internet import reactor
 
     try:

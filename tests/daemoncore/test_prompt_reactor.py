@@ -1,0 +1,97 @@
+"""The daemons' reactor sends what a handler wrote before it handles the next ready socket."""
+
+import os
+import socket
+
+import pytest
+from twisted.internet import abstract
+
+from daemoncore.prompt_reactor import PromptEPollReactor
+
+pytestmark = pytest.mark.skipif(not hasattr(__import__("select"), "epoll"), reason="epoll is Linux's")
+
+
+class _End(abstract.FileDescriptor):
+    """One end of a socket pair, read and written through the reactor under test."""
+
+    def __init__(self, reactor, sock: socket.socket, on_read=None) -> None:
+        super().__init__(reactor)
+        self.sock = sock
+        sock.setblocking(False)
+        self.on_read = on_read
+        self.connected = True
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def doRead(self):  # noqa: N802 - Twisted's name
+        data = self.sock.recv(4096)
+        if self.on_read is not None:
+            self.on_read(data)
+
+    def writeSomeData(self, data: bytes) -> int:  # noqa: N802 - Twisted's name
+        return self.sock.send(data)
+
+
+def _pair():
+    left, right = socket.socketpair()
+    return left, right
+
+
+@pytest.fixture
+def reactor():
+    made = PromptEPollReactor()
+    yield made
+    made._poller.close()
+
+
+def test_a_reply_leaves_before_the_next_ready_socket_is_handled(reactor):
+    """Two requests ready in one poll: the answer to the first reaches its peer before
+    the second is handled (Twisted's own reactor sends it only after both)."""
+    first_in, first_out = _pair()
+    second_in, second_out = _pair()
+    answer_in, answer_out = _pair()
+    answered = _End(reactor, answer_in)
+    seen_when_second_ran = []
+
+    def answer_first(data):
+        answered.write(b"answer to " + data)
+
+    def second(_data):
+        answer_out.setblocking(False)
+        try:
+            seen_when_second_ran.append(answer_out.recv(4096))
+        except BlockingIOError:
+            seen_when_second_ran.append(b"")
+
+    for end in (_End(reactor, first_in, answer_first), _End(reactor, second_in, second)):
+        end.startReading()
+    first_out.send(b"first")
+    second_out.send(b"second")
+    reactor.doIteration(1.0)
+    assert seen_when_second_ran == [b"answer to first"]
+    for sock in (first_in, first_out, second_in, second_out, answer_in, answer_out):
+        sock.close()
+
+
+def test_a_socket_that_cannot_take_more_keeps_its_data_for_later(reactor):
+    """A write larger than the socket takes at once is kept and sent as the peer reads."""
+    writer_sock, reader_sock = _pair()
+    trigger_in, trigger_out = _pair()
+    writer = _End(reactor, writer_sock)
+    big = os.urandom(4 * 1024 * 1024)
+    _End(reactor, trigger_in, lambda _data: writer.write(big)).startReading()
+    trigger_out.send(b"go")
+    reactor.doIteration(1.0)
+    received = bytearray()
+    reader_sock.setblocking(False)
+    for _ in range(10_000):
+        try:
+            received += reader_sock.recv(1 << 20)
+        except BlockingIOError:
+            reactor.doIteration(0.01)
+        if len(received) == len(big):
+            break
+    assert bytes(received) == big
+    for sock in (writer_sock, reader_sock, trigger_in, trigger_out):
+        sock.close()
