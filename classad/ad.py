@@ -18,11 +18,12 @@ from classad.unparse import quote_name, unparse_expr, unparse_record
 class Entry:
     """One attribute of an ad: ``name`` as first spelled, ``expr`` its expression tree
     node (:mod:`classad.nodes`), ``const`` its value when ``expr`` is a literal (else
-    :data:`classad.NOT_CONSTANT`), and ``compiled``, its closure, and ``old_line``, its
-    line of the old syntax, each made on first use. Entries are shared between ads
-    derived from one another; never change one."""
+    :data:`classad.NOT_CONSTANT`), and, each made on first use, ``compiled``, its
+    closure, ``old_line``, its line of the old syntax, and ``wire``, its value in the
+    daemons' JSON form (:mod:`daemoncore.wire.adcodec`). Entries are shared between ads
+    derived from one another (and by ads read off the wire); never change one."""
 
-    __slots__ = ("name", "expr", "const", "compiled", "old_line")
+    __slots__ = ("name", "expr", "const", "compiled", "old_line", "wire")
 
     def __init__(self, name: str, expr) -> None:
         self.name = name
@@ -30,6 +31,11 @@ class Entry:
         self.const = expr.value if type(expr) is e.Literal else NOT_CONSTANT
         self.compiled = None
         self.old_line = None
+        self.wire = NO_WIRE
+
+
+#: ``Entry.wire`` before it is made (None is a value there: UNDEFINED's).
+NO_WIRE = object()
 
 
 def _order(name: str) -> tuple[int, str]:
@@ -60,6 +66,19 @@ class ClassAd(MutableMapping):
                 self[key] = value
         else:
             raise TypeError(f"ClassAd() takes text or a mapping, not {type(input).__name__}")
+
+    @classmethod
+    def of_entries(cls, entries: "Mapping[str, Entry]") -> "ClassAd":
+        """An ad holding these :class:`Entry` objects (shared, not copied), keyed by
+        lower-cased name: for readers that keep entries to reuse across ads."""
+        ad = cls.__new__(cls)
+        ad._attrs = dict(entries)
+        ad.parent = None
+        return ad
+
+    def ordered_entries(self) -> list[Entry]:
+        """This ad's own entries in its attribute order (see :meth:`__iter__`)."""
+        return self._ordered()
 
     @classmethod
     def from_entries(cls, entries, parent: "ClassAd | None" = None) -> "ClassAd":
@@ -210,4 +229,4 @@ class ClassAd(MutableMapping):
         return self.copy()
 
 
-__all__ = ["ClassAd", "Entry", "compile_expr"]
+__all__ = ["ClassAd", "Entry", "NO_WIRE", "compile_expr"]

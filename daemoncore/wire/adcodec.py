@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 
-from classad import ClassAd, ExprTree, ParserType, Value, parseOne
+from classad import ClassAd, Entry, ExprTree, ParserType, Value, parseOne
+from classad.ad import NO_WIRE
 from classad.errors import ClassAdParseError
 from classad.nodes import ListExpr, Literal, RecordExpr
 from classad.unparse import unparse_expr
@@ -25,12 +26,17 @@ from daemoncore.wire.errors import BadRequest
 
 #: Most attributes one ad on the wire may have.
 MAX_ATTRIBUTES = 10_000
+#: Entries read off the wire kept for later ads to share (forgotten all at once when
+#: full), and the longest text value kept so: at most a few tens of MiB, whatever is sent.
+MAX_SHARED_ENTRIES = 16_384
+MAX_SHARED_TEXT = 1024
 
 _EXPR_PREFIX = "/Expr("
 _EXPR_SUFFIX = ")/"
 _PLAIN = (bool, int, str)
 _NESTED = (list, dict)
 _UNDEFINED = Literal(Value.Undefined)
+_ENTRIES: dict[tuple, Entry] = {}
 
 
 class WireAdError(BadRequest, ValueError):
@@ -39,8 +45,17 @@ class WireAdError(BadRequest, ValueError):
 
 
 def ad_to_json(ad: ClassAd) -> dict:
-    """The JSON object of ``ad``, attributes in the ad's order."""
-    return {name: node_to_json(ad.expression(name)) for name in ad}
+    """The JSON object of ``ad``, attributes in the ad's order. A plain value is kept on
+    its entry, which the ads derived from one another share (a cluster's procs)."""
+    obj = {}
+    for entry in ad.ordered_entries():
+        value = entry.wire
+        if value is NO_WIRE:
+            value = node_to_json(entry.expr)
+            if type(value) not in _NESTED:  # a list or object could be changed by its reader
+                entry.wire = value
+        obj[entry.name] = value
+    return obj
 
 
 def node_to_json(node) -> object:
@@ -74,14 +89,37 @@ def ad_from_json(obj: object, where: str = "ad") -> ClassAd:
         raise WireAdError(f"{where}: a ClassAd must be a JSON object, got {type(obj).__name__}")
     if len(obj) > MAX_ATTRIBUTES:
         raise WireAdError(f"{where}: {len(obj)} attributes is more than the {MAX_ATTRIBUTES} allowed")
-    entries: dict[str, tuple[str, object]] = {}
+    entries: dict[str, Entry] = {}
     for name, value in obj.items():
         if not isinstance(name, str) or not name:
             raise WireAdError(f"{where}: attribute names must be non-empty strings, got {name!r}")
         key = name.lower()
-        spelling = entries[key][0] if key in entries else name
-        entries[key] = (spelling, json_to_node(value, f"{where}.{name}"))
-    return ClassAd.from_entries(entries.values())
+        earlier = entries.get(key)
+        if earlier is None:
+            entries[key] = _entry(name, value, where)
+        else:
+            entries[key] = Entry(earlier.name, json_to_node(value, f"{where}.{name}"))
+    return ClassAd.of_entries(entries)
+
+
+def _entry(name: str, value: object, where: str) -> Entry:
+    """The entry for one attribute off the wire, shared with earlier ads that had the
+    same name and plain value (the jobs of a cluster, the slots of a machine): such an
+    ad costs a look-up per attribute, and what is made of an entry once (its closure,
+    its printed forms) serves them all."""
+    kind = type(value)
+    plain = kind in _PLAIN or value is None
+    key = (name, kind, value) if plain and (kind is not str or len(value) <= MAX_SHARED_TEXT) else None
+    if key is not None:
+        entry = _ENTRIES.get(key)
+        if entry is not None:
+            return entry
+    entry = Entry(name, json_to_node(value, f"{where}.{name}"))
+    if key is not None:
+        if len(_ENTRIES) >= MAX_SHARED_ENTRIES:
+            _ENTRIES.clear()
+        _ENTRIES[key] = entry
+    return entry
 
 
 def json_to_node(value: object, where: str):

@@ -4,7 +4,7 @@ import pytest
 
 import classad
 from classad.limits import MAX_DEPTH
-from daemoncore.wire.adcodec import MAX_ATTRIBUTES, WireAdError, ad_from_json, ad_to_json
+from daemoncore.wire.adcodec import MAX_ATTRIBUTES, MAX_SHARED_TEXT, WireAdError, ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest
 
 
@@ -71,3 +71,32 @@ def test_too_many_attributes_or_too_deep_nesting_is_refused():
         nested = [nested]
     with pytest.raises(WireAdError, match=r"ad\.Deep"):
         ad_from_json({"Deep": nested})
+
+
+def test_ads_read_off_the_wire_share_entries_of_equal_plain_values():
+    """Two job ads with the same Owner and Requirements share those entries (what is
+    made of one, its closure or printed line, serves both); a different value does not."""
+    first = ad_from_json({"Owner": "alice", "Requirements": "/Expr(Cpus > 1)/", "ProcId": 0})
+    second = ad_from_json({"Owner": "alice", "Requirements": "/Expr(Cpus > 1)/", "ProcId": 1})
+    mine, theirs = first.entries_by_key(), second.entries_by_key()
+    assert mine["owner"] is theirs["owner"] and mine["requirements"] is theirs["requirements"]
+    assert mine["procid"] is not theirs["procid"]
+    assert (first["ProcId"], second["ProcId"]) == (0, 1)
+    assert first.printOld() != second.printOld() and "ProcId = 1" in second.printOld()
+
+
+def test_a_long_text_value_is_not_kept_for_sharing():
+    """Values longer than MAX_SHARED_TEXT are read afresh each time (a client cannot make
+    the daemon keep large texts)."""
+    text = "x" * (MAX_SHARED_TEXT + 1)
+    first, second = ad_from_json({"Env": text}), ad_from_json({"Env": text})
+    assert first.entries_by_key()["env"] is not second.entries_by_key()["env"]
+    assert second["Env"] == text
+
+
+def test_json_of_a_derived_ad_has_its_own_values():
+    """An entry's JSON value is kept on it, and a derived ad's changed attribute is a new entry."""
+    base = ad_from_json({"Owner": "alice", "JobStatus": 1, "Cmd": "/Expr(strcat(\"a\", \"b\"))/"})
+    assert ad_to_json(base) == {"Cmd": '/Expr(strcat("a","b"))/', "Owner": "alice", "JobStatus": 1}
+    changed = base.derive([("JobStatus", classad.ExprTree("2").node)])
+    assert ad_to_json(changed)["JobStatus"] == 2 and ad_to_json(base)["JobStatus"] == 1
