@@ -35,7 +35,17 @@ from daemoncore.wire.errors import BadRequest, NotFound, RemoteError
 from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 from jobmodel.errors import InvalidTransitionError
-from jobmodel.states import JobId, JobStatus, Transition, hold, job_id_of, removal_done, status_of, vacate
+from jobmodel.states import (
+    JobId,
+    JobStatus,
+    Transition,
+    apply_changes,
+    hold,
+    job_id_of,
+    removal_done,
+    status_of,
+    vacate,
+)
 from schedd.checkpoint_sweep import CheckpointSweep
 from schedd.claims import (
     DEFAULT_ALIVE_INTERVAL,
@@ -269,6 +279,9 @@ class Execution(app_service.Service):
     def record(self, transition: Transition) -> None:
         self.schedd.record(transition)
 
+    def record_all(self, transitions: list[Transition]) -> None:
+        self.schedd.record_all(transitions)
+
     def run_blocking(self, function: Callable, *args: Any, **kwargs: Any) -> Deferred:
         return self._run_blocking(function, *args, **kwargs)
 
@@ -456,8 +469,7 @@ class Execution(app_service.Service):
         self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id, claim.slot_name,
                                                       claim.startd_address, claim.owner, lease, claim.claimed_at,
                                                       claim.pool))
-        job_ad = self._presigned(ad).copy()
-        job_ad["JobLeaseDuration"] = int(lease) if lease == int(lease) else lease
+        job_ad = apply_changes(self._presigned(ad), {"JobLeaseDuration": int(lease) if lease == int(lease) else lease})
         job_ad = self.gangs.with_hosts(job_ad, job_id)
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}

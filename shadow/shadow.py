@@ -236,6 +236,8 @@ class ShadowHost(Protocol):
 
     def record(self, transition: Transition) -> None: ...
 
+    def record_all(self, transitions: list[Transition]) -> None: ...
+
     def run_blocking(self, function: Callable, *args: Any, **kwargs: Any) -> Deferred: ...
 
     def shadow_ended(self, shadow: "Shadow", ending: Ending, reason: str) -> None: ...
@@ -359,15 +361,18 @@ class Shadow:
             if plan.urls or checkpoint_stream(self.checkpoint_dir, ad) is not None:
                 return None
             account = job_account(ad, INPUT) if input_touches_files(plan) else None
-            if not as_owner(account, input_send_is_light, plan):
-                return None
-            sent = as_owner(account, send_input, ad, s3_endpoint_url=self.s3_endpoint_url)
-            if as_owner(account, _files_size, sent.stream.items) > INLINE_INPUT_BYTES:
-                return None
-            data = b"".join(chunks_as_owner(account, sent.stream))
+            return as_owner(account, self._small_input, ad, plan)
         except (TransferError, OSError):
             return None
-        return data, input_attributes(sent.stream.stats)
+
+    def _small_input(self, ad: ClassAd, plan) -> tuple[bytes, dict[str, int]] | None:
+        """:meth:`inline_input`'s tar, read in one go (run with the owner's rights)."""
+        if not input_send_is_light(plan):
+            return None
+        sent = send_input(ad, s3_endpoint_url=self.s3_endpoint_url)
+        if _files_size(sent.stream.items) > INLINE_INPUT_BYTES:
+            return None
+        return b"".join(sent.stream), input_attributes(sent.stream.stats)
 
     def input_taken(self, counts: dict[str, int]) -> None:
         """The startd took the inputs sent inside ACTIVATE: count them (``BytesSent``)."""
@@ -555,11 +560,9 @@ class Shadow:
             self._end(Ending.REUSE, "the job exited")
             raise Conflict(f"job {self.job_id} exit not recorded: {exc}") from None
         self._counts.clear()
-        for change in earlier:
-            self.host.record(attrs.evolve(change, stop_shadow=False))
         if result.event is not None and result.event.type == EventType.JOB_TERMINATED:
             result = attrs.evolve(result, event=terminated_event(result.event, exited.ad, self._usage))
-        self.host.record(attrs.evolve(result, stop_shadow=False))
+        self._record([*earlier, result])
         if self.checkpoint_dir is not None and result.changes.get("JobStatus") == JobStatus.COMPLETED:
             self.host.run_blocking(remove_checkpoint, self.checkpoint_dir)  # nothing restarts from it now
         self._end(Ending.REUSE, "the job exited")
@@ -667,8 +670,12 @@ class Shadow:
             self._end(Ending.VACATE, str(exc))
             raise Conflict(f"job {self.job_id}: {exc}") from None
         self._counts.clear()
-        for result in results:
-            self.host.record(attrs.evolve(result, stop_shadow=False))
+        self._record(results)
+
+    def _record(self, results: list[Transition]) -> None:
+        """Log the events of committed changes (each event log written once for all);
+        the shadow is the one stopping, so none of them stops it."""
+        self.host.record_all([attrs.evolve(result, stop_shadow=False) for result in results])
 
     def _quietly(self, function: Callable, *args: Any) -> None:
         try:

@@ -81,6 +81,10 @@ class StandInSchedd:
         self.tokens = []  # the token each startd client was made with (None: the schedd's own)
         self.changes = 0
 
+    def record_all(self, transitions):
+        for transition in transitions:
+            self.record(transition)
+
     def record(self, transition):
         self.recorded.append(transition)
 

@@ -64,6 +64,10 @@ class LoopbackSchedd:
         self.trusted_pools = TrustedPools()
         self.flock_levels = FlockLevels(FlockSettings(), reactor, 300.0)
 
+    def record_all(self, transitions):
+        for transition in transitions:
+            self.record(transition)
+
     def record(self, transition):
         event = transition.event
         if event is None:

@@ -37,6 +37,10 @@ class Host:
         self.recorded = []
         self.endings = []
 
+    def record_all(self, transitions):
+        for transition in transitions:
+            self.record(transition)
+
     def record(self, transition):
         self.recorded.append(transition)
 
