@@ -11,7 +11,7 @@ import json
 import os
 import re
 import socket
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -30,11 +30,11 @@ from jobmodel.errors import (
 )
 from jobmodel.states import ClockLike, JobId, JobStatus, Transition, now_from
 from schedd.policy import NO_SYSTEM_POLICY, Decision, ExitStep, PolicyAction, SystemPolicy, periodic_decision
-from schedd.queue import factory, incoming
+from schedd.queue import factory, incoming, text_removal
 from schedd.queue.answers import WireText, answer_blocks, stored_pairs, wanted_order
 from schedd.queue.db import JobRow, QueueDatabase
 from schedd.queue.incoming import IncomingCluster
-from schedd.queue.screen import cluster_literals, mentions, quoted, screened_ad, screened_names
+from schedd.queue.screen import cluster_literals, screened_ad, screened_names
 from schedd.queue.selecting import JobSelecting
 from schedd.queue.selection import JobSelection
 from schedd.queue.stored import (
@@ -47,7 +47,6 @@ from schedd.queue.stored import (
     encode_cluster,
     encode_entries,
     encode_texts,
-    literal_of,
     merge,
     new_proc_encoder,
     stored_texts,
@@ -526,7 +525,7 @@ class JobQueue(JobSelecting):
                     proc.pop(key, None)
             else:
                 proc[key] = (name, values.of(value)[0])
-        _changed_texts(texts, cluster, changes, values)
+        text_removal.changed_texts(texts, cluster, changes, values)
         return cluster, proc, texts
 
     def _remove_from_text(self, row: JobRow, reason: str, now: int, leaving: list,
@@ -536,31 +535,17 @@ class JobQueue(JobSelecting):
         the queue: :func:`jobmodel.states.removal`'s rules, without decoding its
         expressions or building its ad (a large removal spent most of its time there).
         The job is noted in ``leaving``. None, with nothing done, for any other job.
-        ``plans``: what :meth:`_removal_plan` found per cluster and status, for one
-        reason and time (a job whose text names none of the attributes involved is
-        removed by its cluster's plan, its text not even parsed).
+        ``plans``: the :class:`~schedd.queue.text_removal.RemovalPlan` of each cluster
+        and status, for one reason and time (see :func:`schedd.queue.text_removal.removed`).
 
         Raises:
             InvalidTransitionError: the job is already Removed.
         """
-        cluster = self._stored_pairs(row.cluster_id)
-        if plans is not None:
-            key = (row.cluster_id, row.status)
-            plan = plans[key] if key in plans else plans.setdefault(key, _removal_plan(row, cluster, reason, now, values))
-            if plan is not None and not mentions(row.attrs, plan.keys):
-                transition = states.removal_alike(plan.decided, JobId(row.cluster_id, row.proc_id))
-                self._leave(row, plan.history_text(row.attrs), now, leaving)
-                return transition
-        texts = stored_texts(row.attrs)
-        plain = _plain_values(cluster, texts, _REMOVAL_KEYS)
-        if plain is None or plain["leavejobinqueue"] not in (None, False) or row.status not in _QUIET_STATUSES:
+        found = text_removal.removed(row, self._stored_pairs(row.cluster_id), reason, now, values, plans)
+        if found is None:
             return None
-        facts = states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status),
-                                *(value if type(value) is str else None
-                                  for value in (plain["remotehost"], plain["remotepool"])))
-        transition = states.removal(facts, reason, now)
-        _changed_texts(texts, cluster, transition.changes, values)
-        self._leave(row, texts.values(), now, leaving)
+        transition, history = found
+        self._leave(row, history, now, leaving)
         return transition
 
     def _store(self, row: JobRow, cluster: Entries, proc: Entries, text: str | None = None,
@@ -703,7 +688,7 @@ class JobQueue(JobSelecting):
         transitions, skipped, left, leaving, stored = [], [], [], [], []
         now = now_from(self.clock)
         values = ChangeTexts()
-        plans: dict[tuple[int, int], _RemovalPlan | None] = {}
+        plans: dict[tuple[int, int], text_removal.RemovalPlan | None] = {}
         for row, ad, proc in selected:
             self._check_owner(row, actor, action.value.lower())
             try:
@@ -852,83 +837,6 @@ class JobQueue(JobSelecting):
 
     def __len__(self) -> int:
         return self.db.count_jobs()
-
-
-#: What :meth:`JobQueue._remove_from_text` must read plainly from a job's stored text.
-_REMOVAL_KEYS = ("remotehost", "remotepool", "leavejobinqueue")
-#: The statuses a removal takes a job out of the queue from at once (no shadow to wait for).
-_QUIET_STATUSES = frozenset(int(status) for status in JobStatus if status not in states.ACTIVE)
-
-
-def _changed_texts(texts: dict[str, list], cluster: Mapping[str, tuple], changes: Mapping[str, Any],
-                   values: ChangeTexts) -> None:
-    """Apply ``changes`` to a proc's stored ``[name, text]`` pairs by lower-case name: a
-    deleted attribute its cluster (entries or stored pairs, by lower-case name) has is
-    kept as a removal mark (None text); values are printed through ``values``."""
-    for name, value in changes.items():
-        key = name.lower()
-        if value is states.DELETE:
-            if key in cluster:
-                texts[key] = [cluster[key][0], None]
-            else:
-                texts.pop(key, None)
-        else:
-            texts[key] = [name, values.of(value)[1]]
-
-
-@attrs.frozen
-class _RemovalPlan:
-    """How every job of one cluster in one status is removed from its stored text at one
-    time for one reason, when its own text names none of ``keys``: the removal decided for
-    the first (see :func:`jobmodel.states.removal_alike`) and the stored pairs its
-    history record gains."""
-
-    decided: Transition
-    #: The changed pairs as JSON, comma-separated, to follow the proc's own pairs.
-    added: str
-    #: The lower-case names a proc's text must not mention (see :func:`~schedd.queue.screen.quoted`).
-    keys: re.Pattern
-
-    def history_text(self, proc_text: str) -> str:
-        """The stored text of the job's history record: its pairs, then the changed ones
-        (what re-encoding them all would write, without parsing them)."""
-        return f"[{self.added}]" if proc_text == "[]" else f"{proc_text[:-1]},{self.added}]"
-
-
-def _removal_plan(row: JobRow, cluster: Mapping[str, tuple], reason: str, now: int,
-                  values: ChangeTexts) -> _RemovalPlan | None:
-    """The plan removing the jobs of ``row``'s cluster and status whose texts name
-    nothing involved (as :meth:`JobQueue._remove_from_text` would, from their cluster's
-    stored pairs alone), or None when such a job cannot be removed from its text."""
-    plain = _plain_values(cluster, {}, _REMOVAL_KEYS)
-    if plain is None or plain["leavejobinqueue"] not in (None, False) or row.status not in _QUIET_STATUSES:
-        return None
-    host, pool = (value if type(value) is str else None for value in (plain["remotehost"], plain["remotepool"]))
-    try:
-        decided = states.removal(states.JobFacts(JobId(row.cluster_id, row.proc_id), JobStatus(row.status), host, pool),
-                                 reason, now)
-    except InvalidTransitionError:
-        return None
-    texts: dict[str, list] = {}
-    _changed_texts(texts, cluster, decided.changes, values)
-    return _RemovalPlan(decided, encode_texts(texts.values())[1:-1],
-                        quoted({*_REMOVAL_KEYS, *(name.lower() for name in decided.changes)}))
-
-
-def _plain_values(cluster: Mapping[str, tuple], texts: Mapping[str, list], keys) -> dict[str, object] | None:
-    """The values of ``keys`` (lower case) in a job from its proc's stored pairs over its
-    cluster's, None for an absent (or deleted) one; None when one is not a plain literal."""
-    found: dict[str, object] = {}
-    for key in keys:
-        pair = texts.get(key) or cluster.get(key)
-        if pair is None or pair[1] is None:
-            found[key] = None
-            continue
-        node = literal_of(pair[1])
-        if node is None:
-            return None
-        found[key] = node.value
-    return found
 
 
 def _factory_state(cluster: Entries) -> factory.FactoryState:
