@@ -219,8 +219,9 @@ class ClassAd(MutableMapping):
         return {k: unparse_expr(x.expr) for k, x in self._attrs.items()}
 
     def copy(self) -> "ClassAd":
-        ad = ClassAd.from_entries([(x.name, x.expr) for x in self._attrs.values()])
-        return ad
+        """A new ad with the same attributes. The entries are shared, not copied (they
+        never change; setting an attribute of either ad replaces its own entry)."""
+        return ClassAd.of_entries(self._attrs)
 
     def __copy__(self):
         return self.copy()

@@ -772,14 +772,16 @@ class JobQueue(JobSelecting):
             row = self.db.get_job(job_id.cluster, job_id.proc)
             if row is None:
                 raise JobNotFoundError(f"job {job_id} is not in the queue")
-            ad, changes = self._ad_of(row), {}
+            ad, changes, seen = self._ad_of(row), {}, None
             for step in steps:
+                if seen is not None:  # the ad as the step before left it (made only for a next step)
+                    ad, seen = states.apply_changes(ad, seen), None
                 result = step(ad, self.clock)
                 if result is None:
                     continue
                 results.append(result)
                 changes.update(result.changes)
-                ad = states.apply_changes(ad, result.changes)
+                seen = result.changes
             if results:
                 self._apply(row, Transition(job_id, changes), now_from(self.clock))
                 self.history.rotate()
