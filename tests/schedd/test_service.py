@@ -349,3 +349,20 @@ def test_a_large_description_takes_its_id_at_once_and_is_expanded_off_the_reacto
     assert refused.status == 400 and "line 2" in refused.json()["message"]
     assert len(schedd.queue) == 7 and schedd.queue.db.cluster_ids() == [1, 2, 3]
     assert submit(call, tmp_path, SLEEP.replace("queue 3", "queue 1")).json()["cluster"] == 5
+
+
+def test_a_long_description_is_expanded_off_the_reactor_without_being_read_first(call, schedd, tmp_path,
+                                                                                  monkeypatch):
+    """A description longer than EXPAND_INLINE_CHARS (many inline items) goes to the worker
+    at once, however few procs it makes, and is stored whole."""
+    from twisted.internet.defer import maybeDeferred
+
+    from schedd import routes
+    monkeypatch.setattr(routes, "EXPAND_INLINE_CHARS", 100)
+    monkeypatch.setattr(routes, "description_procs", lambda *args, **kwargs: pytest.fail("read on the reactor"))
+    workers = []
+    monkeypatch.setattr(routes, "_run_blocking", lambda work: workers.append(work) or maybeDeferred(work))
+    items = "\n".join(f"input{index}.dat" for index in range(12))
+    answer = submit(call, tmp_path, f"executable = /bin/true\narguments = $(Item)\nqueue Item from (\n{items}\n)\n").json()
+    assert (answer["cluster"], answer["num_procs"], len(workers)) == (1, 12, 1)
+    assert [ad["Args"] for ad in schedd.queue.query(projection=["Args"])] == [f"input{n}.dat" for n in range(12)]
