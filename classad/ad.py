@@ -19,11 +19,11 @@ class Entry:
     """One attribute of an ad: ``name`` as first spelled, ``expr`` its expression tree
     node (:mod:`classad.nodes`), ``const`` its value when ``expr`` is a literal (else
     :data:`classad.NOT_CONSTANT`), and, each made on first use, ``compiled``, its
-    closure, ``old_line``, its line of the old syntax, and ``wire``, its value in the
-    daemons' JSON form (:mod:`daemoncore.wire.adcodec`). Entries are shared between ads
+    closure, ``old_line``, its line of the old syntax, ``wire``, its value in the
+    daemons' JSON form (:mod:`daemoncore.wire.adcodec`), and ``order``, its sort key. Entries are shared between ads
     derived from one another (and by ads read off the wire); never change one."""
 
-    __slots__ = ("name", "expr", "const", "compiled", "old_line", "wire")
+    __slots__ = ("name", "expr", "const", "compiled", "old_line", "wire", "order")
 
     def __init__(self, name: str, expr) -> None:
         self.name = name
@@ -32,14 +32,20 @@ class Entry:
         self.compiled = None
         self.old_line = None
         self.wire = NO_WIRE
+        self.order = None
 
 
 #: ``Entry.wire`` before it is made (None is a value there: UNDEFINED's).
 NO_WIRE = object()
 
 
-def _order(name: str) -> tuple[int, str]:
-    return (len(name), name.lower())
+def _order(entry: Entry) -> tuple[int, str]:
+    """An entry's place in an ad's attribute order (by name length, then by name
+    ignoring case), kept on the entry: ads sharing it are sorted again and again."""
+    order = entry.order
+    if order is None:
+        order = entry.order = (len(entry.name), entry.name.lower())
+    return order
 
 
 class ClassAd(MutableMapping):
@@ -143,7 +149,7 @@ class ClassAd(MutableMapping):
         return len(self._attrs)
 
     def _ordered(self) -> list[Entry]:
-        return sorted(self._attrs.values(), key=lambda entry: _order(entry.name))
+        return sorted(self._attrs.values(), key=_order)
 
     # --- evaluation ---------------------------------------------------------
     def eval(self, attr: str):
