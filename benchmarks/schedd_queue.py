@@ -19,10 +19,12 @@ run; and ``roost submit job.sub`` as a process, start to exit, beside
 ``python -c pass``.
 
     python benchmarks/schedd_queue.py [--procs 100000] [--clusters 1000] [--bindings-submits 1000] [--cli-runs 10]
-                                      [--only queue|bindings-submit|roost-submit]
+                                      [--only queue|bindings-submit|roost-submit] [--big-arguments '$(Process)']
 
 ``--only`` runs one part: the queue phases (submits, queries, removal), the bindings'
-submit loop, or the ``roost submit`` processes.
+submit loop, or the ``roost submit`` processes. ``--big-arguments '$(Process)'`` gives
+the big cluster a per-proc macro, so each of its procs is expanded and stored with
+differences of its own.
 """
 
 from __future__ import annotations
@@ -161,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="one-proc clusters submitted through htcondor.Schedd().submit in a loop")
     parser.add_argument("--cli-runs", type=int, default=10, help="`roost submit job.sub` processes timed")
     parser.add_argument("--only", choices=PARTS, help="run only this part (default: all)")
+    parser.add_argument("--big-arguments", metavar="TEXT",
+                        help="the big cluster's arguments instead of 60, such as '$(Process)' (a per-proc macro)")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe:
@@ -218,7 +222,8 @@ def measure_queue(args, directory: str, schedd_ps: psutil.Process, address: str,
     """The queue phases: a big cluster, one-proc clusters, queries and a removal by constraint."""
     rss_start = schedd_ps.memory_info().rss
     phase("submit one big cluster")
-    body = {"description": JOB + f"queue {args.procs}\n", "iwd": directory}
+    big = JOB if args.big_arguments is None else JOB.replace("arguments = 60", f"arguments = {args.big_arguments}")
+    body = {"description": big + f"queue {args.procs}\n", "iwd": directory}
     seconds, answer = timed(lambda: client.call(api.SUBMIT, body))
     print(f"submit one cluster of {answer['num_procs']} procs: {seconds:.2f} s")
     rss_after_big = schedd_ps.memory_info().rss
