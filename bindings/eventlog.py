@@ -288,8 +288,11 @@ class JobEventLog:
     ``events(stop_after=seconds)`` to stop waiting (0: only what is there now).
     """
 
-    #: Seconds between looks at a growing file.
+    #: Seconds between looks at a file that does not grow: the first wait is
+    #: FIRST_POLL_INTERVAL, each next one twice as long, up to POLL_INTERVAL (an
+    #: event that follows closely on another is seen within milliseconds).
     POLL_INTERVAL = 0.1
+    FIRST_POLL_INTERVAL = 0.005
 
     def __init__(self, filename: str, *, sleep: Callable[[float], None] = time.sleep,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -332,16 +335,19 @@ class JobEventLog:
         """Events in file order; when none is left, wait up to ``stop_after`` seconds
         (None: forever) for the file to grow."""
         deadline = None if stop_after is None else self._monotonic() + stop_after
+        pause = self.FIRST_POLL_INTERVAL
         while True:
             self._read_more()
             if self._ready:
                 yield self._ready.pop(0)
                 if deadline is not None:
                     deadline = self._monotonic() + stop_after
+                pause = self.FIRST_POLL_INTERVAL
                 continue
             if deadline is not None and self._monotonic() >= deadline:
                 return
-            self._sleep(self.POLL_INTERVAL)
+            self._sleep(pause)
+            pause = min(pause * 2, self.POLL_INTERVAL)
 
     def __iter__(self) -> "JobEventLog":
         return self

@@ -194,3 +194,26 @@ def test_factory_events_written_by_roost_read_back(tmp_path):
         events = read(path)
         assert [(e.type, e.proc) for e in events] == [(w.type, -1) for w in written]
         assert events[2]["NextRow"] == 2 and events[2]["Completion"] == 2 and events[1]["Reason"] == "bad"
+
+
+def test_waiting_looks_again_soon_then_less_often_and_soon_again_after_an_event(tmp_path):
+    """A wait for new events looks after 5 ms, then twice as long each time up to 100 ms;
+    an event found starts the short looks over, so a close next event is seen at once."""
+    path = tmp_path / "job.log"
+    path.write_text("")
+    writer = EventLogWriter(str(path))
+    clock = {"now": 0.0}
+    pauses = []
+
+    def sleep(seconds):
+        pauses.append(seconds)
+        clock["now"] += seconds
+        if len(pauses) == 7:  # the job terminates while the reader waits
+            writer.write([Event(EventType.JOB_TERMINATED, 3, 0, START, {"ReturnValue": 0})])
+
+    log = JobEventLog(str(path), sleep=sleep, monotonic=lambda: clock["now"])
+    found = list(log.events(stop_after=0.5))
+    assert [e.type for e in found] == [JobEventType.JOB_TERMINATED]
+    assert pauses[:7] == [0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1]
+    assert pauses[7:9] == [0.005, 0.01]
+    log.close()
