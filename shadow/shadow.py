@@ -531,13 +531,13 @@ class Shadow:
             return
         self._apply(started_on, self.startd_address, slot_name=self.slot_name, remote_pool=self.remote_pool)
 
-    def _start_steps(self) -> list[Callable]:
+    def _start_step(self, ad: ClassAd, clock) -> Transition | None:
         """The start, as a step of the exit's one queue change, when the execute report
-        came inside the exit report (the job ended before it went): the job is still Idle."""
-        if self._status() is not JobStatus.IDLE:
-            return []
-        return [lambda ad, clock: started_on(ad, self.startd_address, clock, slot_name=self.slot_name,
-                                             remote_pool=self.remote_pool)]
+        came inside the exit report (the job ended before it went): the job is still Idle.
+        None (no change) for a job the execute report started already."""
+        if states.status_of(ad) is not JobStatus.IDLE:
+            return None
+        return started_on(ad, self.startd_address, clock, slot_name=self.slot_name, remote_pool=self.remote_pool)
 
     def _record_usage(self, usage: dict) -> None:
         self._usage.update(usage)
@@ -552,7 +552,7 @@ class Shadow:
         exited = ExitStep(exit)
         try:
             *earlier, result = self.host.queue.transitions(self.job_id, [
-                *self._counts_steps(), *self._start_steps(),
+                *self._counts_steps(), self._start_step,
                 _quiet_step(record_run_end, dict(self._usage), wall, committed), exited])
         except (InvalidTransitionError, JobNotFoundError) as exc:
             self._quietly(self.host.queue.transition, self.job_id, record_run_end, dict(self._usage), wall,
