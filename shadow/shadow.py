@@ -32,7 +32,6 @@ from jobmodel import checkpoints, states
 from jobmodel.errors import InvalidTransitionError, JobNotFoundError
 from jobmodel.eventlog import Event, EventType, format_usage
 from jobmodel.states import ExitRecord, JobId, JobStatus, Transition, now_from
-from schedd.policy import ExitStep
 from shadow.owner_rights import (
     INPUT,
     OUTPUT,
@@ -549,7 +548,7 @@ class Shadow:
         self._usage.update(usage_of(attrs_))
         wall = _number(attrs_, "RemoteWallClockTime", float)
         committed = wall - self._committed_this_run if wall is not None else None
-        exited = ExitStep(exit)
+        exited = self.host.queue.exit_step(exit)
         try:
             *earlier, result = self.host.queue.transitions(self.job_id, [
                 *self._counts_steps(), self._start_step,

@@ -787,6 +787,12 @@ class JobQueue(JobSelecting):
                 self.history.rotate()
         return results
 
+    @staticmethod
+    def exit_step(exit: states.ExitRecord) -> ExitStep:
+        """The step of :meth:`transitions` recording a running job's exit (see
+        :class:`schedd.policy.ExitStep`), for the shadow, which imports nothing of the schedd."""
+        return ExitStep(exit)
+
     def job_exited(self, job_id: JobId, exit: states.ExitRecord) -> tuple[Decision, Transition]:
         """Record a running job's exit, applying ``on_exit_hold``/``on_exit_remove``.
 
