@@ -447,16 +447,19 @@ def _old_ads_by_line(lines: list, i: int, j: int, cls, entry_cls) -> Iterator:
         yield _ad_of(cls, attrs_from_hits(hits, entry_cls))
 
 
+def old_line(entry) -> str:
+    """An entry's ``Name = expr`` line of the old syntax (with its newline), printed once
+    and kept on the entry (entries are shared by the ads derived from one another, and
+    never change)."""
+    line = entry.old_line
+    if line is None:
+        line = entry.old_line = f"{entry.name} = {unparse_expr(entry.expr, old_literal)}\n"
+    return line
+
+
 def print_old(ad) -> str:
-    """The ad in the old syntax; each entry's line is printed once and kept on the entry
-    (entries are shared by the ads derived from one another, and never change)."""
-    lines = []
-    for entry in ad._ordered():
-        line = entry.old_line
-        if line is None:
-            line = entry.old_line = f"{entry.name} = {unparse_expr(entry.expr, old_literal)}\n"
-        lines.append(line)
-    return "".join(lines)
+    """The ad in the old syntax."""
+    return "".join([old_line(entry) for entry in ad._ordered()])
 
 
 # --- JSON ---------------------------------------------------------------------

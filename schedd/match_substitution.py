@@ -16,6 +16,7 @@ from __future__ import annotations
 import attrs
 
 from classad import NOT_CONSTANT, ClassAd, ClassAdParseError, ExprTree
+from classad.textforms import old_line
 
 #: Prefix of the attributes that keep what an expansion used (never expanded themselves).
 MATCH_PREFIX = "MATCH_"
@@ -198,7 +199,7 @@ def _may_hold_macros(job: ClassAd) -> bool:
         if type(entry.const) is str:
             if "$$" in entry.const:
                 return True
-        elif entry.const is NOT_CONSTANT and "$$" in str(job.lookup(entry.name)):
+        elif entry.const is NOT_CONSTANT and "$$" in old_line(entry):  # printed once per shared entry
             return True
     return False
 
