@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import attrs
 from twisted.internet import task
-from twisted.internet.defer import DeferredList
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
 from classad import ClassAd
@@ -406,11 +407,18 @@ class ScheddService(DaemonService):
                                          self.schedd_settings.domain), self._flocked())
 
     def advertise_self(self, ad: dict):
+        """The Scheduler ad now, the Submitter ads in the next reactor turn: each counts
+        the whole queue (tens of milliseconds at 100,000 jobs), and together, with a large
+        rm's slice due in the same turn, they held the reactor over 100 ms."""
         scheduler = super().advertise_self(ad)
         if scheduler is None:
             return None
-        sent = [scheduler]
-        submitters = self.submitter_ads(ad["Name"])
+        submitters = deferLater(self.reactor, 0, self._advertise_submitters, ad["Name"])
+        return DeferredList([scheduler, submitters], fireOnOneErrback=True, consumeErrors=True)
+
+    def _advertise_submitters(self, schedd_name: str) -> Deferred:
+        sent = []
+        submitters = self.submitter_ads(schedd_name)
         if self.schedd_settings.flock.collectors:
             sent.append(self.flock_advertiser.advertise(submitters))
         client = self.daemon_client(self.settings.collector_host)
