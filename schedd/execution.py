@@ -602,10 +602,12 @@ class Execution(app_service.Service):
     def _free_idle_jobs(self, owner: str | None = None, submitter: str | None = None) -> Iterator[tuple[JobId, ClassAd]]:
         """The idle jobs of an owner or of a submitter (AccountingGroup, else Owner) in
         queue order, leaving out those being started."""
-        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner, status=JobStatus.IDLE, submitter=submitter):
-            job_id = job_id_of(ad)
-            if job_id not in self._starting and job_id not in self.shadows:
-                yield job_id, ad
+        def taken(job_id: JobId) -> bool:
+            return job_id in self._starting or job_id in self.shadows
+
+        for ad in self.queue.query(IDLE_CONSTRAINT, owner=owner, status=JobStatus.IDLE, submitter=submitter,
+                                   skip=taken):
+            yield job_id_of(ad), ad
 
     def _free_ad(self, job_id: JobId, starting_ok: bool = False) -> ClassAd | None:
         """The job's ad if it is idle and not already being started, else None."""

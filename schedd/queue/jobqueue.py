@@ -427,7 +427,8 @@ class JobQueue(JobSelecting):
 
     def query(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),
               limit: int = -1, owner: str | None = None, status: JobStatus | None = None,
-              misses: bool = False, submitter: str | None = None) -> Iterator[ClassAd | None]:
+              misses: bool = False, submitter: str | None = None,
+              skip: Callable[[JobId], bool] | None = None) -> Iterator[ClassAd | None]:
         """Stream the job ads matching ``constraint`` in id order, each cut down to
         ``projection`` when one is given, stopping after ``limit`` ads (-1: all).
         ``owner``, ``submitter`` (an AccountingGroup such as "group_a.alice", else an
@@ -436,7 +437,8 @@ class JobQueue(JobSelecting):
         ``status`` the first rows come a few at a time (the claim-reuse path takes the
         first idle job after every exit). With ``misses`` a job that does not match
         yields ``None``, so a caller streaming on the reactor can pause between any
-        two evaluations of the constraint.
+        two evaluations of the constraint. Jobs ``skip`` is true of are left out before
+        their ads are made.
 
         Raises:
             ConstraintError: the constraint does not parse (raised at once).
@@ -445,6 +447,8 @@ class JobQueue(JobSelecting):
         wanted = [name for name in projection]
         rows = self.db.find_jobs(owner=owner, submitter=submitter) if status is None else \
             self.db.find_jobs(owner=owner, submitter=submitter, status=int(status), first_page=FIRST_STATUS_PAGE)
+        if skip is not None:
+            rows = (row for row in rows if not skip(JobId(row.cluster_id, row.proc_id)))
         return self._stream(predicate, wanted, limit, rows, misses)
 
     def query_lines(self, constraint: "str | ExprTree | None" = None, projection: Iterable[str] = (),

@@ -323,3 +323,12 @@ def test_an_owners_jobs_without_a_status_come_in_id_order_across_statuses(queue)
     found = [(row.cluster_id, row.proc_id, row.status) for row in queue.db.find_jobs(owner="alice", page_size=2)]
     assert found == [(1, 0, 1), (1, 1, 5), (1, 2, 1), (1, 3, 5), (1, 4, 1), (3, 0, 5), (3, 1, 1)]
     assert [row.proc_id for row in queue.db.find_jobs(submitter="bob", page_size=1)] == [0, 1]
+
+
+def test_query_leaves_out_the_jobs_skip_names(queue):
+    """skip drops jobs by id before their ads are made (the claim-reuse path passes over
+    the jobs it is starting)."""
+    queue.submit_cluster(cluster_ad(), proc_ads(4))
+    taken = {JobId(1, 0), JobId(1, 2)}
+    found = queue.query(status=JobStatus.IDLE, skip=taken.__contains__)
+    assert ids(found) == [(1, 1), (1, 3)]
