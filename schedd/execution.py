@@ -288,16 +288,22 @@ class Execution(app_service.Service):
     def shadow_ended(self, shadow: Shadow, ending: Ending, reason: str) -> None:
         """A job's shadow ended: reuse its claim for the owner's next job, or give it back."""
         self.shadows.pop(shadow.job_id, None)
-        self.queue.db.delete_running_claim(shadow.job_id.cluster, shadow.job_id.proc)
         claim = self.claims.job_done(shadow.claim_id)
+        if claim is not None and ending is Ending.REUSE:
+            self._reuse_or_release(claim, ended=shadow.job_id)
+            return
+        self._forget_running(shadow.job_id)
         if claim is None:
             return
         if ending is Ending.VACATE:
             self._vacate_then_release(claim, reason)
-        elif ending is Ending.RELEASE:
-            self._release(claim, reason)
         else:
-            self._reuse_or_release(claim)
+            self._release(claim, reason)
+
+    def _forget_running(self, job_id: JobId | None) -> None:
+        """Forget the stored claim of a job that no longer runs (None: no job)."""
+        if job_id is not None:
+            self.queue.db.delete_running_claim(job_id.cluster, job_id.proc)
 
     # --- negotiator routes ---
     def resource_requests(self, request: ApiRequest) -> StreamReply:
@@ -443,18 +449,19 @@ class Execution(app_service.Service):
         for claim, job_id in step.activate:
             self.pacing.run(self._activate, claim, job_id)
 
-    def _activate(self, claim: Claim, job_id: JobId) -> None:
-        """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE."""
+    def _activate(self, claim: Claim, job_id: JobId, ended: JobId | None = None) -> None:
+        """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE.
+        ``ended``: the job that ran on the claim until now, whose stored claim this one replaces."""
         ad = self._free_ad(job_id, starting_ok=True)
         if ad is None or job_id in self._cancelled:
             self._starting.discard(job_id)
             self._cancelled.discard(job_id)
-            self._reuse_or_release(claim)
+            self._reuse_or_release(claim, ended)
             return
         ad = self._match_expanded(ad, claim.slot_ad, job_id)
         if ad is None:  # held: a $$() macro could not be resolved from this slot
             self._starting.discard(job_id)
-            self._reuse_or_release(claim)
+            self._reuse_or_release(claim, ended)
             return
         self._starting.add(job_id)
         lease = lease_seconds_for(ad, self.lease_override)
@@ -466,9 +473,11 @@ class Execution(app_service.Service):
                         remote_pool=claim.pool, spool_root=self.spool_root)
         self.shadows[job_id] = shadow
         self._starting.discard(job_id)
-        self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id, claim.slot_name,
-                                                      claim.startd_address, claim.owner, lease, claim.claimed_at,
-                                                      claim.pool))
+        with self.queue.db.atomic():  # the claim moves from the job that ended to this one: one commit
+            self._forget_running(ended)
+            self.queue.db.save_running_claim(RunningClaim(job_id.cluster, job_id.proc, claim.claim_id,
+                                                          claim.slot_name, claim.startd_address, claim.owner, lease,
+                                                          claim.claimed_at, claim.pool))
         job_ad = apply_changes(self._presigned(ad), {"JobLeaseDuration": int(lease) if lease == int(lease) else lease})
         job_ad = self.gangs.with_hosts(job_ad, job_id)
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
@@ -527,13 +536,16 @@ class Execution(app_service.Service):
         if self.shadows.get(shadow.job_id) is shadow:
             shadow.abandon()
 
-    def _reuse_or_release(self, claim: Claim) -> None:
+    def _reuse_or_release(self, claim: Claim, ended: JobId | None = None) -> None:
+        """Start the owner's next fitting job on ``claim``, else give it back; ``ended`` is
+        the job that ran on it until now (its stored claim goes either way)."""
         if accepts_more_jobs(claim, self.clock.seconds(), self.claim_worklife):
             singles = ((job, ad) for job, ad in self._free_idle_jobs(claim.owner) if gang_of(ad) is None)
             job_id = next_job_for(claim, singles)  # a gang's piece starts only with the rest
             if job_id is not None:
-                self._activate(claim, job_id)
+                self._activate(claim, job_id, ended)
                 return
+        self._forget_running(ended)
         self._release(claim, "no more idle jobs for this claim")
 
     def _release(self, claim: Claim, reason: str) -> None:

@@ -291,6 +291,8 @@ def test_exit_completes_the_job_and_the_claim_runs_the_next_job(execution, sched
     [finished] = list(schedd.queue.history.query())
     assert (finished["JobStatus"], finished["ExitCode"]) == (JobStatus.COMPLETED, 0)
     assert finished["RemoteWallClockTime"] == 30.0 and finished["RemoteUserCpu"] == 0.5
+    [kept] = schedd.queue.db.running_claims()  # the claim kept for a restart names the next job only
+    assert ((kept.cluster_id, kept.proc_id), kept.claim_id) == ((jobs[1].cluster, jobs[1].proc), "dyn-claim-1")
 
 
 def test_wall_clock_time_is_added_per_run(execution, schedd):
@@ -313,6 +315,7 @@ def test_claim_is_not_reused_for_another_owner_and_is_released(execution, schedd
     assert len(schedd.startd.named("activate")) == 1
     assert schedd.startd.named("release") == [{"claim_id": "dyn-claim-1"}]
     assert len(execution.claims) == 0
+    assert schedd.queue.db.running_claims() == []
 
 
 def test_claim_worklife_zero_runs_one_job_per_claim(queue, clock):
