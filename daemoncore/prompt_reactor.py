@@ -28,11 +28,13 @@ class PromptEPollReactor(EPollReactor):
             self._flush_writes()
 
     def _flush_writes(self) -> None:
-        """Write what each writing socket holds, as a write event for it would."""
+        """Write what each connected writing socket holds, as a write event for it would.
+        A socket still connecting waits for its real event: its "write" is the connect's
+        completion, and a burst of hundreds of claims had each read re-check every one."""
         handle = super()._doReadOrWrite
         for fd in list(self._writes):
             writer = self._selectables.get(fd)
-            if writer is not None:
+            if writer is not None and getattr(writer, "connected", False):
                 log.callWithLogger(writer, handle, writer, fd, select.EPOLLOUT)
 
 

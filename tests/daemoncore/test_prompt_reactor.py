@@ -95,3 +95,21 @@ def test_a_socket_that_cannot_take_more_keeps_its_data_for_later(reactor):
     assert bytes(received) == big
     for sock in (writer_sock, reader_sock, trigger_in, trigger_out):
         sock.close()
+
+
+def test_a_socket_still_connecting_is_left_to_its_own_event(reactor):
+    """Only connected writers are flushed after a read: a connecting one is not asked to write."""
+    trigger_in, trigger_out = _pair()
+    writer_sock, peer = _pair()
+    connecting = _End(reactor, writer_sock)
+    connecting.connected = False
+    calls = []
+    connecting.doWrite = lambda: calls.append("write")
+    connecting.startWriting()
+    _End(reactor, trigger_in, lambda _data: None).startReading()
+    trigger_out.send(b"go")
+    reactor.doIteration(0)
+    assert calls.count("write") <= 1  # at most the poll's own writable event, never the flush's
+    connecting.stopWriting()
+    for sock in (trigger_in, trigger_out, writer_sock, peer):
+        sock.close()
