@@ -28,6 +28,8 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -282,10 +284,27 @@ def run_both_phases(submit, work: str, procs: dict, args: argparse.Namespace) ->
 def pool_settings(args: argparse.Namespace) -> dict[str, str]:
     """The pool's config, as environment overrides: 2 CPUs in one partitionable slot, or
     with ``--sleep`` ``--slots`` static 1-CPU slots over as many CPUs."""
+    watch = {"_ROOST_REACTOR_STALL_REPORT_MS": str(args.stall_watch)} if args.stall_watch else {}
     if args.sleep is None:
-        return {"_ROOST_NUM_CPUS": "2"}
+        return {"_ROOST_NUM_CPUS": "2", **watch}
     return {"_ROOST_NUM_CPUS": str(args.slots), "_ROOST_NUM_SLOTS": str(args.slots),
-            "_ROOST_MEMORY": str(args.slots * 64)}
+            "_ROOST_MEMORY": str(args.slots * 64), **watch}
+
+
+_HELD = re.compile(r"reactor held (\d+) ms")
+
+
+def print_stall_reports(log_dir: str, threshold_ms: int) -> None:
+    """With ``--stall-watch MS``: how often each daemon's own stall watch saw its reactor
+    held that long or longer, and the longest (the reports, with stacks, are in its log).
+    Off by default: the watch's heartbeat costs the daemons some CPU per job."""
+    for name in sorted(os.listdir(log_dir)):
+        if not name.endswith("Log"):
+            continue
+        with open(os.path.join(log_dir, name), encoding="utf-8", errors="replace") as log:
+            held = [int(found.group(1)) for found in _HELD.finditer(log.read())]
+        if held:
+            print(f"  {name}: reactor held >= {threshold_ms} ms {len(held)} times, longest {max(held)} ms")
 
 
 def loopback_pool(args: argparse.Namespace) -> tuple[float, float] | None:
@@ -317,6 +336,12 @@ def loopback_pool(args: argparse.Namespace) -> tuple[float, float] | None:
         return rates
     finally:
         roost(env, "pool", "down", "--dir", pool_dir)
+        if args.stall_watch:
+            print_stall_reports(os.path.join(pool_dir, "log"), args.stall_watch)
+        if args.keep:
+            print(f"pool kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 HOSTS = {"cm": ["CentralManager"], "submit": ["Submit"], "exec1": ["Execute"], "exec2": ["Execute"]}
@@ -349,6 +374,9 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=None,
                         help="instead run --slots jobs of /bin/sleep SLEEP and print the schedd's memory per running job")
     parser.add_argument("--slots", type=int, default=500, help="static 1-CPU slots for --sleep (default 500)")
+    parser.add_argument("--keep", action="store_true", help="keep the loopback pool's directory (daemon logs)")
+    parser.add_argument("--stall-watch", type=int, default=0, metavar="MS",
+                        help="run the daemons with REACTOR_STALL_REPORT_MS = MS and count their reports")
     args = parser.parse_args()
     print("loopback personal pool:")
     rates = loopback_pool(args)
