@@ -339,48 +339,29 @@ class _ActionRun:
         self._steps = steps
         self._changed = 0
         self._refused: list[dict] = []
-        self._done: Deferred | None = None
 
     def start(self) -> "JsonReply | Deferred":
         """The reply at once when the action fits in one slice, else a Deferred of it."""
-        if self._slice():
-            return self._reply()
-        self._done = Deferred()
-        self._service.reactor.callLater(0, self._next)
-        return self._done
+        return _in_slices(self._service.reactor, self._step, self._reply, lambda: None)
 
-    def _next(self) -> None:
+    def _step(self) -> bool:
+        """Run one batch and write its events; whether the action is done."""
         try:
-            finished = self._slice()
-        except Exception:
-            self._done.errback()
-            return
-        if finished:
-            self._done.callback(self._reply())
-        else:
-            self._service.reactor.callLater(0, self._next)
-
-    def _slice(self) -> bool:
-        """Run batches for one slice; whether the action is done."""
-        deadline = time.perf_counter() + ACT_SLICE_SECONDS
-        while True:
-            try:
-                result = next(self._steps)
-            except StopIteration:
-                return True
-            except NotOwnerError as exc:
-                raise Forbidden(str(exc)) from None
-            except JobNotFoundError as exc:
-                raise NotFound(f"{exc}; nothing was changed") from None
-            except InvalidTransitionError as exc:
-                raise Conflict(f"{exc}; nothing was changed") from None
-            except ConstraintError as exc:
-                raise BadRequest(f"$.constraint: {exc}") from None
-            self._changed += len(result.transitions)
-            self._refused.extend({"id": str(job_id), "reason": why} for job_id, why in result.skipped)
-            self._service.record_all(result.transitions)
-            if time.perf_counter() >= deadline:
-                return False
+            result = next(self._steps)
+        except StopIteration:
+            return True
+        except NotOwnerError as exc:
+            raise Forbidden(str(exc)) from None
+        except JobNotFoundError as exc:
+            raise NotFound(f"{exc}; nothing was changed") from None
+        except InvalidTransitionError as exc:
+            raise Conflict(f"{exc}; nothing was changed") from None
+        except ConstraintError as exc:
+            raise BadRequest(f"$.constraint: {exc}") from None
+        self._changed += len(result.transitions)
+        self._refused.extend({"id": str(job_id), "reason": why} for job_id, why in result.skipped)
+        self._service.record_all(result.transitions)
+        return False
 
     def _reply(self) -> JsonReply:
         self._service.queue_changed()
