@@ -62,6 +62,8 @@ def run_jobs(pool, submit_host: str, count: int, timeout: float, remote_host=Non
         for event in events.events(stop_after=1):
             if event.type == JobEventType.JOB_TERMINATED:
                 done += 1
+                if done == count:  # not the reader's second of waiting for more
+                    break
             elif event.type == JobEventType.EXECUTE and ran_at(event, remote_host):
                 remote += 1
                 first_remote = first_remote if first_remote is not None else time.monotonic() - began

@@ -91,6 +91,8 @@ def wait_for_terminated(log: str, count: int, timeout: float, began: float) -> f
                 first_execute = time.monotonic() - began
             elif event.type == JobEventType.JOB_TERMINATED:
                 seen += 1
+                if seen == count:  # not the reader's wait for more: it would add its whole second
+                    break
     return first_execute if first_execute is not None else 0.0
 
 
@@ -209,6 +211,8 @@ def count_executing(log: str, count: int, timeout: float) -> int:
         for event in events.events(stop_after=1):
             if event.type == JobEventType.EXECUTE:
                 running.add((event.cluster, event.proc))
+                if len(running) == count:  # not the reader's second of waiting for more
+                    break
             elif event.type in (JobEventType.JOB_TERMINATED, JobEventType.JOB_ABORTED):
                 running.discard((event.cluster, event.proc))
     return len(running)
