@@ -30,7 +30,7 @@ from startd.job_launcher import JobLauncher
 from startd.job_threads import thread_environment
 from startd.preemption import kill_signal
 from startd.spawn import JobProcess
-from startd.usage import Usage, sample_tree, tree_processes
+from startd.usage import Usage, sample_tree, signal_tree
 from transfer.plan import JOB_AD_NAME, MACHINE_AD_NAME, STDERR_NAME, STDOUT_NAME
 
 DEFAULT_VACATE_TIME = 600.0
@@ -265,17 +265,8 @@ class Starter:
 
     def _signal_tree(self, signum: int) -> None:
         """Send ``signum`` to the job's process group and to every descendant outside it."""
-        if self.pid is None:
-            return
-        for child in tree_processes(self.pid):
-            try:
-                child.send_signal(signum)
-            except Exception:  # noqa: BLE001 - a process may be gone already
-                pass
-        try:
-            os.killpg(self.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.pid is not None:
+            signal_tree(self.pid, signum)
 
     def vacate(self) -> None:
         """Stop the job gracefully: its ``KillSig`` (SIGTERM by default) now, SIGKILL after the

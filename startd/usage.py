@@ -61,27 +61,33 @@ def tree_processes(pid: int) -> list[psutil.Process]:
 
 def tree_pids(pid: int) -> list[int]:
     """``pid`` and its descendants, read from the kernel's per-task children lists
-    (``pid`` itself only while it exists)."""
-    if not os.path.exists(f"/proc/{pid}"):
+    (``pid`` itself only while it exists; a descendant listed may have ended since)."""
+    if not CHILDREN_LISTED:
+        return [process.pid for process in tree_processes(pid)]
+    root_children = children_of(pid)
+    if root_children is None:
         return []
     pids, seen = [pid], {pid}
+    pending = root_children
     index = 0
-    while index < len(pids) and len(pids) < MAX_TREE:
-        for child in children_of(pids[index]):
-            if child not in seen:
+    while True:
+        for child in pending:
+            if child not in seen and len(pids) < MAX_TREE:
                 seen.add(child)
                 pids.append(child)
         index += 1
-    return pids
+        if index >= len(pids) or len(pids) >= MAX_TREE:
+            return pids
+        pending = children_of(pids[index]) or ()
 
 
-def children_of(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int] | None:
     """The pids of ``pid``'s children, from each of its threads' ``children`` file
-    (nothing once it is gone)."""
+    (None once it is gone)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return []
+        return None
     found: list[int] = []
     for task_id in tasks:
         try:
@@ -90,6 +96,34 @@ def children_of(pid: int) -> list[int]:
         except (OSError, ValueError):
             continue  # the thread ended meanwhile
     return found
+
+
+def signal_tree(pid: int, signum: int) -> None:
+    """Send ``signum`` once to each process of the job whose process group ``pid`` leads
+    (jobs start in a session of their own): the group with one ``killpg``, and by its pid
+    each process of the tree outside the group (one that left it with ``setsid``, or the
+    root itself when it leads no group).
+
+    The tree is read before any signal goes out, so a SIGKILL that ends a parent cannot
+    hide its children (reparented away) from the walk. Signals go by pid, with no
+    per-process object: a startd stopping 500 jobs at once walks 500 trees on its reactor.
+    """
+    outside = []
+    for each in tree_pids(pid):
+        try:
+            if os.getpgid(each) != pid:
+                outside.append(each)
+        except OSError:
+            continue  # ended meanwhile
+    try:
+        os.killpg(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for each in outside:
+        try:
+            os.kill(each, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def sample_tree(pid: int) -> Usage:

@@ -1,13 +1,15 @@
 """Finding and sampling a job's process tree: the kernel's per-task children lists
 give the same tree psutil finds by scanning every process."""
 
+import os
+import signal
 import subprocess
 import time
 
 import psutil
 import pytest
 
-from startd.usage import CHILDREN_LISTED, sample_tree, tree_pids, tree_processes
+from startd.usage import CHILDREN_LISTED, sample_tree, signal_tree, tree_pids, tree_processes
 
 pytestmark = pytest.mark.integration  # real processes
 
@@ -49,3 +51,72 @@ def test_a_gone_process_has_no_tree_and_samples_as_zero(tree):
 def test_a_live_tree_samples_its_memory(tree):
     """A running tree reports some resident memory."""
     assert sample_tree(tree.pid).rss_kb > 0
+
+
+def _descendants(pid, count):
+    """``pid``'s descendants once there are ``count`` of them (fails the test after 10 s)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        found = psutil.Process(pid).children(recursive=True)
+        if len(found) >= count:
+            return found
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not start {count} descendants")
+
+
+def _all_end(processes, seconds=10):
+    """Whether every one of ``processes`` has ended (or is a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _kill_tree(root, descendants):
+    for process in descendants:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    if root.poll() is None:
+        root.kill()
+    root.wait()
+
+
+def test_signal_tree_reaches_the_group_and_a_descendant_that_left_it():
+    """A job in its own session whose child runs in another session (setsid): one
+    SIGTERM to the tree ends the root, its child in the group and the one outside it."""
+    root = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & setsid sleep 30 & wait"], start_new_session=True)
+    descendants = _descendants(root.pid, 2)
+    try:
+        assert any(os.getpgid(p.pid) != root.pid for p in descendants)  # one really left the group
+        signal_tree(root.pid, signal.SIGTERM)
+        root.wait(10)
+        assert root.returncode == -signal.SIGTERM
+        assert _all_end(descendants)
+    finally:
+        _kill_tree(root, descendants)
+
+
+def test_signal_tree_signals_a_root_that_leads_no_group_by_its_pid(tree):
+    """A root started without a group of its own (the tree fixture's) is still signalled,
+    with its descendants, each by its pid."""
+    descendants = psutil.Process(tree.pid).children(recursive=True)
+    assert os.getpgid(tree.pid) != tree.pid
+    signal_tree(tree.pid, signal.SIGKILL)
+    tree.wait(10)
+    assert tree.returncode == -signal.SIGKILL
+    assert _all_end(descendants)
+
+
+def test_signal_tree_of_a_gone_process_does_nothing(tree):
+    """Signalling a tree whose root has been reaped raises nothing."""
+    pid = tree.pid
+    for child in psutil.Process(pid).children(recursive=True):
+        child.kill()
+    tree.kill()
+    tree.wait()
+    signal_tree(pid, signal.SIGTERM)
