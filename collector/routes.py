@@ -4,7 +4,8 @@ store; every bad input is a 400 that changes nothing. Every stored ad carries
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Generator, Iterator
 
 from twisted.internet.defer import Deferred
 
@@ -17,7 +18,6 @@ from collector.metrics import CollectorMetrics
 from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check_constraint_allowed, check_withdrawal
 from collector.screening import Screen, screen_for
 from collector.store import AdStore, ad_lifetime, ad_name, wire_attribute
-from daemoncore.reactor_turns import turn_by_turn
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import MAX_ATTRIBUTES, WireAdError, json_to_node
 from daemoncore.wire.errors import BadRequest, Forbidden
@@ -29,16 +29,21 @@ from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
 _ALWAYS_VALID = frozenset({str, int, float, bool, type(None)})
 #: An index narrowing a query to fewer than one ad in this many answers it directly.
 NARROW_ENOUGH = 8
-#: Ads of one update checked, or stored, per reactor turn (about 40 ms of storing).
+#: Ads of one update checked, or stored, per reactor turn at most.
 ADS_PER_TURN = 500
+#: Seconds of checking and storing one update's ads per reactor turn at most (a slot ad
+#: takes 0.1-0.3 ms on these machines, so 500 of them held the reactor 50-260 ms).
+SLICE_SECONDS = 0.02
 
 
 class CollectorRoutes:
     """Binds the collector's routes to one store; ``flock`` says which other pools'
-    schedds may advertise here."""
+    schedds may advertise here; ``timer`` measures how long an update's slice has run."""
 
-    def __init__(self, store: AdStore, metrics: CollectorMetrics, flock: FlockPolicy = NO_FLOCKING) -> None:
+    def __init__(self, store: AdStore, metrics: CollectorMetrics, flock: FlockPolicy = NO_FLOCKING,
+                 timer: Callable[[], float] = time.perf_counter) -> None:
         self._store = store
+        self._timer = timer
         self._metrics = metrics
         self._flock = flock
         self._answers = AnswerCache()
@@ -53,9 +58,10 @@ class CollectorRoutes:
 
     def advertise(self, request: ApiRequest) -> JsonReply | Deferred:
         """Store every ad of the body, or none if any is bad. A large body is decoded a
-        piece per reactor turn (:func:`parse_json_object_in_pieces`), and an update of
-        more than ``ADS_PER_TURN`` ads is checked, then stored, a slice per turn, so a
-        startd of many slots or a bulk load does not hold queries back."""
+        piece per reactor turn (:func:`parse_json_object_in_pieces`), and its ads are
+        checked, then stored, a slice per turn (:data:`ADS_PER_TURN` ads or
+        :data:`SLICE_SECONDS` at most), so a startd of many slots or a bulk load does
+        not hold queries back."""
         ad_type = _ad_type(request)
         if ad_type == ANY:
             raise BadRequest("ads cannot be advertised as type Any; name their type (e.g. Machine)")
@@ -71,36 +77,26 @@ class CollectorRoutes:
         private = take(body, "private", bool, False)
         if len(ads) > api.MAX_ADS_PER_UPDATE:
             raise BadRequest(f"$.ads: {len(ads)} ads is more than the {api.MAX_ADS_PER_UPDATE} one update may carry")
+        work = self._advertising(request, ad_type, ads, private)
+        return _in_slices(self._store.clock, self._timer, work)
+
+    def _advertising(self, request: ApiRequest, ad_type: str, ads: list,
+                     private: bool) -> Generator[None, None, JsonReply]:
+        """Check every ad, then store them all, pausing (``yield``) before each ad: the
+        update's work, for :func:`_in_slices` to spread over reactor turns."""
         now = int(self._store.clock.seconds())
         identity = getattr(request.identity, "name", None)
         prepared: list[tuple[object, dict]] = []
-
-        def prepare(start: int) -> None:
-            prepared.extend(self._prepare(ad_type, wire, f"$.ads[{index}]", now, identity)
-                            for index, wire in enumerate(ads[start:start + ADS_PER_TURN], start))
-
-        def check_owned() -> None:
-            _owned(check_ads_owned, request.identity, ad_type,
-                   [(f"$.ads[{index}]", wire) for index, (_, wire) in enumerate(prepared)], self._flock)
-
-        def store(start: int) -> None:
-            for parsed, wire in prepared[start:start + ADS_PER_TURN]:
-                self._store.update(ad_type, parsed, wire, private=private)
-
-        def stored() -> JsonReply:
-            self._metrics.updates.labels(ad_type).inc(len(prepared))
-            return JsonReply({"updated": len(prepared)})
-
-        starts = range(0, len(ads), ADS_PER_TURN)
-        if len(ads) <= ADS_PER_TURN:
-            prepare(0)
-            check_owned()
-            store(0)
-            return stored()
-        checked = turn_by_turn(self._store.clock, prepare, starts)
-        checked.addCallback(lambda _: check_owned())
-        checked.addCallback(lambda _: turn_by_turn(self._store.clock, store, starts))
-        return checked.addCallback(lambda _: stored())
+        for index, wire in enumerate(ads):
+            yield
+            prepared.append(self._prepare(ad_type, wire, f"$.ads[{index}]", now, identity))
+        _owned(check_ads_owned, request.identity, ad_type,
+               [(f"$.ads[{index}]", wire) for index, (_, wire) in enumerate(prepared)], self._flock)
+        for parsed, wire in prepared:
+            yield
+            self._store.update(ad_type, parsed, wire, private=private)
+        self._metrics.updates.labels(ad_type).inc(len(prepared))
+        return JsonReply({"updated": len(prepared)})
 
     def invalidate(self, request: ApiRequest) -> JsonReply:
         """Delete ads by Name or by constraint."""
@@ -189,6 +185,41 @@ class CollectorRoutes:
         except WireAdError as exc:  # a 500 as raised (it keeps ApiError's default status)
             raise BadRequest(str(exc)) from None
         return None, wire
+
+
+def _in_slices(clock, timer: Callable[[], float], work: Generator) -> object:
+    """Run ``work`` to its end, a slice per reactor turn: at most :data:`ADS_PER_TURN`
+    steps (the stretches between its pauses) and, past the first step, at most
+    :data:`SLICE_SECONDS` by ``timer`` per turn. The first slice runs now: its value at
+    once when that was all (an error then raised at once), else a Deferred of it (an
+    error then its failure), other requests answered between slices."""
+    def run_slice() -> None:
+        deadline = timer() + SLICE_SECONDS
+        for _ in range(ADS_PER_TURN):
+            next(work)
+            if timer() >= deadline:
+                return
+
+    try:
+        next(work)  # up to the first pause: nothing done yet
+        run_slice()
+    except StopIteration as finished:
+        return finished.value
+    done: Deferred = Deferred()
+
+    def next_slice() -> None:
+        try:
+            run_slice()
+        except StopIteration as finished:
+            done.callback(finished.value)
+            return
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
+            done.errback(exc)
+            return
+        clock.callLater(0, next_slice)
+
+    clock.callLater(0, next_slice)
+    return done
 
 
 def _last_in_turns(clock, work: Iterator) -> Deferred:

@@ -234,13 +234,44 @@ def test_queries_are_answered_between_the_slices_of_a_large_update():
     raw = json.dumps({"ads": slots(*names)}).encode()
     request = SimpleNamespace(params={"ad_type": "Machine"}, identity=None, body=raw, json=lambda: json.loads(raw))
     answered = []
-    CollectorRoutes(store, CollectorMetrics(store)).advertise(request).addCallback(answered.append)
+    routes = CollectorRoutes(store, CollectorMetrics(store), timer=lambda: 0.0)  # time stands still
+    routes.advertise(request).addCallback(answered.append)
     held = [store.counts(False).get("Machine", 0)]
     while clock.pending:
         clock.turn()
         held.append(store.counts(False).get("Machine", 0))
     assert answered and answered[0].body == {"updated": len(names)}
     assert [count for count in held if count] == [ADS_PER_TURN, 2 * ADS_PER_TURN, 3 * ADS_PER_TURN]
+
+
+def test_an_update_slower_than_its_time_budget_is_spread_over_more_turns():
+    """When checking or storing an ad takes a little over a tenth of SLICE_SECONDS, each turn
+    checks or stores ten ads (however few an update holds), and the answer still counts
+    them all."""
+    import itertools
+    import json
+    from types import SimpleNamespace
+
+    from collector.metrics import CollectorMetrics
+    from collector.routes import SLICE_SECONDS, CollectorRoutes
+    from collector.store import AdStore
+    from tests.support.turns import TurnClock
+
+    clock = TurnClock()
+    store = AdStore(clock)
+    names = [f"slot{n}@slow" for n in range(45)]
+    raw = json.dumps({"ads": slots(*names)}).encode()
+    request = SimpleNamespace(params={"ad_type": "Machine"}, identity=None, body=raw, json=lambda: json.loads(raw))
+    ticks = itertools.count()
+    routes = CollectorRoutes(store, CollectorMetrics(store), timer=lambda: next(ticks) * SLICE_SECONDS * 0.101)
+    answered = []
+    routes.advertise(request).addCallback(answered.append)
+    held = [store.counts(False).get("Machine", 0)]
+    while clock.pending:
+        clock.turn()
+        held.append(store.counts(False).get("Machine", 0))
+    assert answered and answered[0].body == {"updated": len(names)}
+    assert [count for count in held if count] == [5, 15, 25, 35, 45]
 
 
 def test_a_large_body_is_decoded_a_piece_per_turn():
