@@ -37,21 +37,34 @@ def pool_totals(slot_ads: Iterable[Mapping]) -> PoolTotals:
     total = dict.fromkeys(RESOURCES, 0.0)
     free = dict.fromkeys(RESOURCES, 0.0)
     for ad in slot_ads:
-        state = ad.get("State")
-        states[state if type(state) is str else "Unknown"] += 1
-        if ad.get("DynamicSlot") is True or ad.get("SlotType") == "Dynamic":
-            continue
-        unclaimed = ad.get("PartitionableSlot") is True or state == "Unclaimed"
-        for name, (total_attr, free_attr) in RESOURCES.items():
-            total[name] += _number(ad, total_attr) or _number(ad, free_attr)
-            free[name] += _number(ad, free_attr) if unclaimed else 0
+        state, amounts = _ad_share(ad)
+        states[state] += 1
+        for name, (in_total, in_free) in zip(RESOURCES, amounts):
+            total[name] += in_total
+            free[name] += in_free
     return PoolTotals(dict(states), total, free)
+
+
+def _ad_share(ad: Mapping) -> tuple[str, tuple[tuple[float, float], ...]]:
+    """One slot ad's State (``Unknown`` when it has none) and its (total, free) of each
+    of :data:`RESOURCES` (nothing for a dynamic slot: its partitionable slot counts them)."""
+    state = ad.get("State")
+    state = state if type(state) is str else "Unknown"
+    if ad.get("DynamicSlot") is True or ad.get("SlotType") == "Dynamic":
+        return state, _NOTHING
+    unclaimed = ad.get("PartitionableSlot") is True or state == "Unclaimed"
+    return state, tuple((_number(ad, total_attr) or _number(ad, free_attr),
+                         _number(ad, free_attr) if unclaimed else 0)
+                        for total_attr, free_attr in RESOURCES.values())
+
+
+_NOTHING = tuple((0, 0) for _ in RESOURCES)
 
 
 class RunningTotals:
     """The totals of a changing set of slot ads, kept up to date as ads come and go
-    (each ad's share worked out once), so reading them costs nothing per ad. Mutable:
-    it follows the store."""
+    (each ad's share worked out from its few attributes, no totals rebuilt), so reading
+    them costs nothing per ad. Mutable: it follows the store."""
 
     def __init__(self) -> None:
         self._states: Counter = Counter()
@@ -60,30 +73,27 @@ class RunningTotals:
 
     def added(self, stored) -> None:
         """Count ``stored`` (a :class:`collector.store.StoredAd`) in."""
-        self._apply(share(stored), 1)
+        self._apply(stored.wire, 1)
 
     def dropped(self, stored) -> None:
         """Count ``stored`` out."""
-        self._apply(share(stored), -1)
+        self._apply(stored.wire, -1)
 
     def totals(self, leaving_out: Iterable = ()) -> PoolTotals:
         """The totals now, less the stored ads ``leaving_out`` (held but expired)."""
         states, total, free = Counter(self._states), dict(self._total), dict(self._free)
         for stored in leaving_out:
-            part = share(stored)
-            states[next(iter(part.slots_by_state))] -= 1
-            for name in RESOURCES:
-                total[name] -= part.total[name]
-                free[name] -= part.free[name]
+            state, amounts = _ad_share(stored.wire)
+            states[state] -= 1
+            for name, (in_total, in_free) in zip(RESOURCES, amounts):
+                total[name] -= in_total
+                free[name] -= in_free
         return PoolTotals({state: count for state, count in states.items() if count}, total, free)
 
-    def _apply(self, part: PoolTotals, sign: int) -> None:
-        self._states.update({state: sign * count for state, count in part.slots_by_state.items()})
-        for name in RESOURCES:
-            self._total[name] += sign * part.total[name]
-            self._free[name] += sign * part.free[name]
-
-
-def share(stored) -> PoolTotals:
-    """One stored ad's share of the totals."""
-    return pool_totals([stored.wire])
+    def _apply(self, ad: Mapping, sign: int) -> None:
+        state, amounts = _ad_share(ad)
+        self._states[state] += sign
+        total, free = self._total, self._free
+        for name, (in_total, in_free) in zip(RESOURCES, amounts):
+            total[name] += sign * in_total
+            free[name] += sign * in_free

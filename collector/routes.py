@@ -169,15 +169,22 @@ class CollectorRoutes:
                  identity: str | None) -> tuple[object, dict]:
         if not isinstance(wire, dict):
             raise BadRequest(f"{where}: a ClassAd must be a JSON object, got {type(wire).__name__}")
-        wire = {name: value for name, value in wire.items() if name.lower() != "authenticatedidentity"}
+        kept, lowered = {}, set()  # the ad less any AuthenticatedIdentity, its names in lower case
+        for name, value in wire.items():
+            folded = name.lower()
+            if folded != "authenticatedidentity":
+                kept[name] = value
+                lowered.add(folded)
+        wire = kept
         if identity is not None:
             wire["AuthenticatedIdentity"] = identity
-        if wire_attribute(wire, "MyType") is None:
+        if wire_attribute(wire, "MyType", lowered) is None:
             wire["MyType"] = ad_type
         wire["LastHeardFrom"] = now
+        lowered.update(("authenticatedidentity", "mytype", "lastheardfrom"))  # may be held now
         try:
-            ad_name(wire)
-            ad_lifetime(wire, self._store.default_lifetime)
+            ad_name(wire, lowered)
+            ad_lifetime(wire, self._store.default_lifetime, lowered)
         except AdRejected as exc:
             raise BadRequest(f"{where}: {exc}") from None
         try:

@@ -220,3 +220,26 @@ def test_verdicts_and_projections_kept_per_ad_are_bounded(store):
     for n in range(CACHED_PROJECTIONS + 3):
         assert stored.projected_line(("cpus", f"x{n}")) == b'{"Cpus":4}\n'
     assert len(stored._projected_lines) == CACHED_PROJECTIONS
+
+
+def test_an_ads_whole_line_is_encoded_once_when_first_asked_for(store):
+    """The whole ad's NDJSON line is its wire form encoded, made on first use and kept."""
+    from daemoncore.wire.ndjson import encode_line
+
+    stored = put(store, "Machine", machine("slot1@a", Cpus=4, Start="/Expr(true)/"))
+    line = stored.line
+    assert line == encode_line(stored.wire)
+    assert stored.line is line
+
+
+def test_lifetime_and_submitter_schedd_are_found_without_case(store, clock):
+    """ClassAdLifetime and a Submitter's ScheddName spelled in another case still count,
+    and an ad without them gets the default lifetime and is keyed by Name alone."""
+    put(store, "Machine", machine("short", CLASSADLIFETIME=5))
+    put(store, "Machine", machine("long"))
+    put(store, "Submitter", {"Name": "alice@pool", "scheddname": "s1"})
+    put(store, "Submitter", {"Name": "alice@pool", "SCHEDDNAME": "s2"})
+    put(store, "Submitter", {"Name": "bob@pool"})
+    assert names(store.query("Submitter")) == ["alice@pool", "alice@pool", "bob@pool"]
+    clock.advance(6)
+    assert names(store.query("Machine")) == ["long"]
