@@ -129,19 +129,56 @@ def signal_tree(pid: int, signum: int) -> None:
 def sample_tree(pid: int) -> Usage:
     """The current total CPU time and memory of ``pid``'s tree (zero once it is gone).
 
-    CPU time includes children each process has already waited for.
+    CPU time includes children each process has already waited for. Where the kernel
+    lists task children, each process is read from its own ``stat`` and ``statm`` files
+    (the figures psutil gives, without a psutil object and its checks per process).
     """
     user = system = 0.0
     rss = vms = 0
-    for process in tree_processes(pid):
-        try:
-            with process.oneshot():
-                times = process.cpu_times()
-                memory = process.memory_info()
-        except psutil.Error:
-            continue
-        user += times.user + getattr(times, "children_user", 0.0)
-        system += times.system + getattr(times, "children_system", 0.0)
-        rss += memory.rss
-        vms += memory.vms
+    if CHILDREN_LISTED:
+        figures = (process_figures(each) for each in tree_pids(pid))
+    else:
+        figures = (_psutil_figures(process) for process in tree_processes(pid))
+    for found in figures:
+        if found is not None:
+            user += found[0]
+            system += found[1]
+            rss += found[2]
+            vms += found[3]
     return Usage(user, system, rss // 1024, vms // 1024)
+
+
+#: Clock ticks per second (the unit of CPU times in ``/proc/<pid>/stat``) and the page size.
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+def process_figures(pid: int) -> tuple[float, float, int, int] | None:
+    """Process ``pid``'s user and system CPU seconds (with its waited-for children's)
+    and its resident and virtual size in bytes, from ``/proc``; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+        with open(f"/proc/{pid}/statm", "rb") as statm_file:
+            statm = statm_file.read().split()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()  # the name, in parentheses, may hold anything
+    try:
+        utime, stime, child_utime, child_stime = (int(word) for word in fields[11:15])
+        return ((utime + child_utime) / CLOCK_TICKS, (stime + child_stime) / CLOCK_TICKS,
+                int(statm[1]) * PAGE_SIZE, int(statm[0]) * PAGE_SIZE)
+    except (ValueError, IndexError):
+        return None
+
+
+def _psutil_figures(process: psutil.Process) -> tuple[float, float, int, int] | None:
+    """:func:`process_figures` by psutil, where ``/proc`` lists no task children."""
+    try:
+        with process.oneshot():
+            times = process.cpu_times()
+            memory = process.memory_info()
+    except psutil.Error:
+        return None
+    return (times.user + getattr(times, "children_user", 0.0), times.system + getattr(times, "children_system", 0.0),
+            memory.rss, memory.vms)

@@ -120,3 +120,25 @@ def test_signal_tree_of_a_gone_process_does_nothing(tree):
     tree.kill()
     tree.wait()
     signal_tree(pid, signal.SIGTERM)
+
+
+@pytest.mark.skipif(not CHILDREN_LISTED, reason="this kernel lists no task children")
+def test_figures_read_from_proc_are_psutils(tree):
+    """Each process's CPU seconds (with its waited-for children's) and memory read from
+    /proc are what psutil reports for it (the tree only sleeps, so nothing moves)."""
+    from startd.usage import process_figures
+
+    for process in psutil.Process(tree.pid).children(recursive=True) + [psutil.Process(tree.pid)]:
+        with process.oneshot():
+            times, memory = process.cpu_times(), process.memory_info()
+        expected = (times.user + times.children_user, times.system + times.children_system, memory.rss, memory.vms)
+        assert process_figures(process.pid) == pytest.approx(expected)
+
+
+def test_figures_of_a_gone_process_are_none():
+    """A reaped process has no figures."""
+    from startd.usage import process_figures
+
+    gone = subprocess.Popen(["/bin/true"])
+    gone.wait()
+    assert process_figures(gone.pid) is None
