@@ -32,20 +32,37 @@ class EqualityIndex:
     def add(self, stored) -> None:
         """Index ``stored`` (a :class:`collector.store.StoredAd`) under its key."""
         for name in INDEXED_ATTRIBUTES:
-            holder = self._holder(stored, name)
-            if holder is not None:
-                holder[stored.key] = stored.seq
+            self._add_one(stored, name)
 
     def discard(self, stored) -> None:
         """Forget ``stored``'s key under its values (an emptied value is forgotten too,
         so ads that come and go leave nothing behind)."""
         for name in INDEXED_ATTRIBUTES:
-            value = stored.literals.get(name)
-            if type(value) is str:
-                by_value = self._by_value.get(name, {})
-                _forget(by_value, fold_case(value), stored.key)
-            else:
-                _forget(self._expressions, name, stored.key)
+            self._discard_one(stored, name)
+
+    def replace(self, earlier, stored) -> None:
+        """Index ``stored`` in place of ``earlier``: as :meth:`discard` then :meth:`add`,
+        but an attribute held where it was (a slot re-advertised keeps its Name and
+        Machine, mostly its State) is left alone."""
+        same_place = earlier.key == stored.key and earlier.seq == stored.seq
+        for name in INDEXED_ATTRIBUTES:
+            if same_place and _place(earlier, name) == _place(stored, name):
+                continue
+            self._discard_one(earlier, name)
+            self._add_one(stored, name)
+
+    def _add_one(self, stored, name: str) -> None:
+        holder = self._holder(stored, name)
+        if holder is not None:
+            holder[stored.key] = stored.seq
+
+    def _discard_one(self, stored, name: str) -> None:
+        value = stored.literals.get(name)
+        if type(value) is str:
+            by_value = self._by_value.get(name, {})
+            _forget(by_value, fold_case(value), stored.key)
+        else:
+            _forget(self._expressions, name, stored.key)
 
     def candidates(self, name: str, value: str) -> dict[str, int] | None:
         """The keys (with their stored order) of the ads in which ``name == value`` can
@@ -63,6 +80,17 @@ class EqualityIndex:
         if name in stored.keys_by_lower and name not in stored.literals:
             return self._expressions.setdefault(name, {})
         return None
+
+
+def _place(stored, name: str) -> tuple[bool, str] | None:
+    """Where ``stored`` is indexed for ``name``: (True, folded value) for a string
+    literal, (False, name) for an expression, None when it is not indexed for it."""
+    value = stored.literals.get(name)
+    if type(value) is str:
+        return True, fold_case(value)
+    if name in stored.keys_by_lower and name not in stored.literals:
+        return False, name
+    return None
 
 
 def _forget(holders: dict[str, dict], which: str, key: str) -> None:

@@ -209,10 +209,11 @@ class AdStore:
             seq=next(self._sequence) if earlier is None else earlier.seq,
         )
         index = self._indexes.setdefault((private, ad_type), EqualityIndex())
-        if earlier is not None:
-            index.discard(earlier)
         of_type[key] = stored
-        index.add(stored)
+        if earlier is None:
+            index.add(stored)
+        else:
+            index.replace(earlier, stored)
         self._segments.setdefault((private, ad_type), Segments()).put(stored)
         return stored
 
