@@ -64,6 +64,7 @@ from schedd.match_substitution import HOLD_CODE as MATCH_HOLD_CODE
 from schedd.match_substitution import expand_match_macros, recorded_changes
 from schedd.negotiation import Match, parse_matches, pick_job, requests_for, submitter_key
 from schedd.queue.db import RunningClaim
+from schedd.riding_activations import RidingActivations
 from schedd.start_pacing import StartPacing
 from shadow.owner_rights import INPUT, as_owner, job_account
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
@@ -160,6 +161,8 @@ class Execution(app_service.Service):
         self.gangs = Gangs(self)
         #: Claims and activations of a burst of matches, one per reactor turn.
         self.pacing = StartPacing(self.clock)
+        #: Activations sent back inside the answer to the last job's exit report.
+        self.rides = RidingActivations(self.clock, self._send_activate)
         self.checkpoint_sweep = (CheckpointSweep(self.queue, self.spool_root, lambda job_id: job_id in self.shadows,
                                                  self._run_blocking, self.clock) if self.spool_root else None)
 
@@ -268,6 +271,7 @@ class Execution(app_service.Service):
         if self._alive_loop.running:
             self._alive_loop.stop()
         self.pacing.stop()
+        self.rides.stop()
         self.gangs.stop()
         if self.checkpoint_sweep is not None:
             self.checkpoint_sweep.stop()
@@ -380,10 +384,17 @@ class Execution(app_service.Service):
         return self._shadow_for(request).receive_checkpoint(request.body).addCallback(JsonReply)
 
     def job_update(self, request: ApiRequest) -> JsonReply:
-        """JOB_UPDATE: execute, usage, exit or evicted."""
+        """JOB_UPDATE: execute, usage, exit or evicted. The answer to an exit report that
+        says ``takes_activation`` carries the claim's next job's activation, if any."""
         shadow = self._shadow_for(request)
         body = request.json()
-        return JsonReply(shadow.update(body.get("event"), body.get("attrs", {})))
+        event, attrs_ = body.get("event"), body.get("attrs", {})
+        if event != "exit" or body.get("takes_activation") is not True:
+            return JsonReply(shadow.update(event, attrs_))
+        with self.rides.answering_exit(shadow.claim_id) as boarded:
+            answer = shadow.update(event, attrs_)
+            riding = boarded()
+        return JsonReply(answer if riding is None else {**answer, "activate": riding})
 
     def _shadow_for(self, request: ApiRequest) -> Shadow:
         job_id = _job_id_param(request)
@@ -391,6 +402,7 @@ class Execution(app_service.Service):
         if shadow is None:
             raise NotFound(f"job {job_id} has no shadow here: it is not running from this schedd")
         shadow.check_key(transfer_key_of(request))
+        self.rides.heard_from(shadow)
         return shadow
 
     # --- claiming and activating ---
@@ -511,6 +523,8 @@ class Execution(app_service.Service):
 
     def _send_activate(self, claim: Claim, shadow: Shadow, body: dict, counts: dict | None = None) -> None:
         if self.shadows.get(shadow.job_id) is not shadow:  # stopped or requeued while it waited
+            return
+        if self.rides.board(claim, shadow, body, counts):
             return
         timeout = PENDING_ACTIVATE_TIMEOUT if claim.ready_by is not None else None
         activating = self._client(claim.startd_address, claim.pool, timeout).call(startd_routes.ACTIVATE, body)

@@ -137,6 +137,9 @@ class JobRun:
         self.gpu_attributes: dict[str, Any] = {}
         self._gpu_hold: dict[str, Any] | None = None
         self.ended = False
+        #: The claim's next activation, when the schedd sent it back inside the answer
+        #: to this run's exit report (ACTIVATE's body; the startd starts it once this run is over).
+        self.next_activation: dict | None = None
 
     # --- stopping ---
 
@@ -433,14 +436,16 @@ class JobRun:
             await self._flush_execute()
         try:
             if event in FINAL_REPORTS:  # what the job did must not be lost to a short outage
-                await self._persist(lambda: self.link.update(event, attrs_))
+                answer = await self._persist(lambda: self.link.update(event, attrs_, takes_activation=event == "exit"))
             else:
-                await self.link.update(event, attrs_)
-            return True
+                answer = await self.link.update(event, attrs_)
         except (RemoteError, Unreachable) as exc:
             _log.info("job {job}: the schedd did not take the {event} report: {why}",
                       job=self.job_id, event=event, why=exc)
             return False
+        if event == "exit" and isinstance(answer, dict) and isinstance(answer.get("activate"), dict):
+            self.next_activation = answer["activate"]
+        return True
 
     async def _persist(self, attempt: Callable[[], Deferred]) -> Any:
         """``attempt()`` again every few seconds while the schedd is unreachable, for as

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
 from collections.abc import Callable
 
 import attrs
@@ -49,6 +50,9 @@ _log = Logger()
 MAX_DRAIN_REASON = 1024
 #: The largest input tar an ACTIVATE may carry inside it (bigger ones go through JOB_INPUT).
 MAX_INLINE_INPUT = 1 << 20
+#: How many of a claim's last activations (job and transfer key) are remembered, so one that
+#: comes twice (inside an exit answer, then as a late request) starts once.
+ACTIVATIONS_REMEMBERED = 4
 #: How long an ACTIVATE of a claim still waiting for its victims to end waits before answering 409 pending.
 PENDING_ACTIVATE_WAIT = 30.0
 
@@ -153,6 +157,8 @@ class StartdRoutes:
         self.run_endings: dict[str, Deferred] = {}
         self._releasing: set[str] = set()
         self._run_started: dict[str, float] = {}
+        #: Each claim's last activations (job, transfer key): each is started once, however often it comes.
+        self._activated: dict[str, collections.deque] = {}
         self._drains = 0
 
     def handlers(self) -> dict:
@@ -211,7 +217,10 @@ class StartdRoutes:
         The schedd activates the next job as soon as it has taken the last one's final
         report, so the activation may come before that report's answer has ended the run
         here: it then waits for the run's end instead of being refused."""
-        body = request.json()
+        return self._activate(request.json())
+
+    def _activate(self, body: dict) -> JsonReply | Deferred:
+        """ACTIVATE's ``body``, from the route or from the answer to an exit report."""
         reject_unknown(body, {"claim_id", "job_id", "job_ad", "transfer_key", "schedd_address", "input"})
         claim_id = take(body, "claim_id", str)
         job_id = take(body, "job_id", str)
@@ -233,6 +242,8 @@ class StartdRoutes:
 
     def _start(self, claim_id: str, job_id: str, job: classad.ClassAd, transfer_key: str,
                schedd_address: str, inline: bytes | None = None) -> JsonReply:
+        if (job_id, transfer_key) in self._activated.get(claim_id, ()):  # came in an exit answer, then again
+            return JsonReply({"started": True})
         try:
             slot = self.table.activate(claim_id, job)
         except (ClaimError, SlotStateError) as exc:
@@ -244,6 +255,8 @@ class StartdRoutes:
             self.table.job_exited(claim_id)
             raise
         self.runs[claim_id] = run
+        remembered = self._activated.setdefault(claim_id, collections.deque(maxlen=ACTIVATIONS_REMEMBERED))
+        remembered.append((job_id, transfer_key))
         self._run_started[claim_id] = self._now()
         self.leases.activated(claim_id, job, self._now())
         _log.info("job {job} starting on {slot}", job=job_id, slot=slot.name)
@@ -286,7 +299,7 @@ class StartdRoutes:
             self.table.release(claim_id)
         except (ClaimError, SlotStateError) as exc:
             raise _refusal(exc) from None
-        self.leases.forget(claim_id)
+        self._forget_claim(claim_id)
         _log.info("released {slot}", slot=slot.name)
         self._changed()
         return JsonReply({"released": True})
@@ -341,7 +354,7 @@ class StartdRoutes:
         self._drains += 1
         drain = DrainRequest(str(self._drains), schedule, reason, self._now())
         for claim_id in self.table.drain(drain):
-            self.leases.forget(claim_id)
+            self._forget_claim(claim_id)
             self._run_started.pop(claim_id, None)
         if schedule is not DrainSchedule.GRACEFUL:
             for claim_id, run in list(self.runs.items()):
@@ -482,9 +495,14 @@ class StartdRoutes:
         """The claim is over here: its slot is released and its lease and preemption forgotten."""
         if self._holds(claim_id):  # a draining machine ends a claim with its job
             self.table.release(claim_id)
-        self.leases.forget(claim_id)
+        self._forget_claim(claim_id)
         self.evictions.pop(claim_id, None)
         self._changed()
+
+    def _forget_claim(self, claim_id: str) -> None:
+        """Drop what is kept for a claim that ended: its lease and its last activations."""
+        self.leases.forget(claim_id)
+        self._activated.pop(claim_id, None)
 
     def _settle_pending(self, now: float) -> None:
         """Grant each pending claim whose victims are all gone; give up those past their deadline."""
@@ -555,7 +573,7 @@ class StartdRoutes:
         once it is gone), an idle claim is released at once. Returns the slots' names."""
         ended = []
         for claim_id, lease in self.leases.expired(self._now()):
-            self.leases.forget(claim_id)
+            self._forget_claim(claim_id)
             try:
                 slot = self.table.by_claim_id(claim_id)
             except ClaimError:
@@ -623,13 +641,33 @@ class StartdRoutes:
             _log.info("job {job} {ending}; {slot} released", job=run.job_id, ending=ending.value, slot=slot.name)
             self._settle_pending(self._now())
         elif self.table.job_exited(claim_id).status.state is State.DRAINED:
-            self.leases.forget(claim_id)
+            self._forget_claim(claim_id)
             _log.info("job {job} {ending}; {slot} is drained", job=run.job_id, ending=ending.value, slot=slot.name)
         else:
             self.leases.job_done(claim_id, self._now())
             _log.info("job {job} {ending}; {slot} stays claimed", job=run.job_id, ending=ending.value,
                       slot=slot.name)
             self._activity_changed()
+            self._start_riding(claim_id, run.next_activation)
             return ending
         self._changed()
         return ending
+
+    def _start_riding(self, claim_id: str, body: dict | None) -> None:
+        """Start the activation the schedd sent back inside its answer to the exit report
+        of ``claim_id``'s run (None: it sent none). One that cannot start is logged: the
+        schedd sends it again as ACTIVATE when it hears nothing of its run."""
+        if body is None:
+            return
+        if body.get("claim_id") != claim_id:
+            _log.warn("the schedd's answer to an exit report on {slot} named another claim; not started",
+                      slot=self.table.by_claim_id(claim_id).name)
+            return
+        try:
+            started = self._activate(body)
+        except ApiError as exc:
+            _log.info("the next job sent inside an exit answer was not started: {why}", why=exc)
+            return
+        if isinstance(started, Deferred):
+            started.addErrback(lambda failure: _log.info("the next job sent inside an exit answer was not "
+                                                         "started: {why}", why=failure.getErrorMessage()))

@@ -48,9 +48,13 @@ class ScheddLink:
         """
         return Deferred.fromCoroutine(self._fetch(into))
 
-    def update(self, event: str, attrs: dict) -> Deferred:
-        """Post one report (``execute``, ``usage``, ``exit``, ``evicted``, ``hold``); fire with the answer."""
-        body = json.dumps({"event": event, "attrs": attrs}).encode("utf-8")
+    def update(self, event: str, attrs: dict, takes_activation: bool = False) -> Deferred:
+        """Post one report (``execute``, ``usage``, ``exit``, ``evicted``, ``hold``); fire with the answer.
+        ``takes_activation``: the answer to an exit report may carry the claim's next activation."""
+        report = {"event": event, "attrs": attrs}
+        if takes_activation:
+            report["takes_activation"] = True
+        body = json.dumps(report).encode("utf-8")
         return Deferred.fromCoroutine(self._post(JOB_UPDATE, body, b"application/json"))
 
     def send_output(self, tar: BinaryIO) -> Deferred:

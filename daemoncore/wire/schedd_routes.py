@@ -59,6 +59,8 @@ JOB_CHECKPOINT = Route("job_checkpoint", "POST", "/v1/jobs/{job_id}/checkpoint",
 #               ImageSize, ResidentSetSize, MemoryUsage, RemoteWallClockTime
 #   hold attrs: HoldReason, HoldReasonCode, HoldReasonSubCode
 #   checkpoint attrs: CheckpointNumber, LastCheckpointTime, NewlyCommittedTime, usage
+#   answer: {"job_status": N, ...}; an exit report with "takes_activation": true may be
+#   answered with "activate": the claim's next job as an ACTIVATE body (schedd.riding_activations)
 JOB_UPDATE = Route("job_update", "POST", "/v1/jobs/{job_id}/update", level="DAEMON", capability="transfer_key")
 
 TRANSFER_KEY_HEADER = CAPABILITY_HEADERS["transfer_key"]

@@ -12,7 +12,9 @@ CLAIM = Route("claim", "POST", "/v1/claims", level="DAEMON")
 # body: {"claim_id": text, "job_id": "c.p", "job_ad": ad, "transfer_key": text,
 #        "schedd_address": "<host:port>"}
 # answer: {"started": true}; the starter pulls the input from the schedd's JOB_INPUT,
-# runs the job and reports through JOB_UPDATE and JOB_OUTPUT.
+# runs the job and reports through JOB_UPDATE and JOB_OUTPUT. The same body may come back
+# inside the answer to the last job's exit report instead; a (job_id, transfer_key) already
+# started on the claim is answered {"started": true} again and not started twice.
 ACTIVATE = Route("activate", "POST", "/v1/claims/activate", level="DAEMON")
 # body: {"claim_id": text, "reason": text, "graceful": bool}; answer: {"vacating": true}
 VACATE = Route("vacate", "POST", "/v1/claims/vacate", level="DAEMON")

@@ -26,7 +26,7 @@ class NoFetchLink:
         self.fetched += 1
         return defer.fail(AssertionError("the inputs came inside ACTIVATE"))
 
-    def update(self, event: str, attrs: dict):
+    def update(self, event: str, attrs: dict, takes_activation: bool = False):
         self.reports.append((event, attrs))
         return defer.succeed(None)
 
@@ -176,3 +176,35 @@ def test_a_short_first_segment_reports_its_start_before_its_checkpoint_and_then_
     assert [event for event, _ in link.reports][-1] == "usage"
     segments[1].callback(JobOutcome(0, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null"))
     assert [event for event, _ in link.reports][-1] == "exit"
+
+
+
+class RidingLink(OutputLink):
+    """A link whose schedd answers an exit report that takes an activation with the next job's."""
+
+    def update(self, event: str, attrs: dict, takes_activation: bool = False):
+        self.reports.append((event, {"takes_activation": takes_activation}))
+        if event == "exit" and takes_activation:
+            return defer.succeed({"job_status": 4, "activate": {"job_id": "1.1"}})
+        return defer.succeed({"job_status": 2})
+
+
+def test_the_exit_report_takes_the_next_activation_and_the_run_keeps_it(tmp_path):
+    """Only the exit report offers to take the claim's next job; what comes back is
+    kept on the run for the startd to start once the run is over."""
+    job = _job(tmp_path, Cmd="/bin/true")
+    execute = tmp_path / "execute"
+    execute.mkdir()
+    clock, link, finished = task.Clock(), RidingLink(), defer.Deferred()
+    run = JobRun(clock, link, "1.0", job, classad.ClassAd({"Name": "slot1_1@host"}),
+                 RunSettings(execute_dir=str(execute), execute_report_delay=0.05), run_blocking=None,
+                 execute_attrs={"RemoteHost": "slot1_1@host"}, inline_input=b"".join(send_input(job).stream))
+    run._start = lambda _job: finished
+    ended: list = []
+    run.run().addCallback(ended.append)
+    clock.advance(0.1)  # outlasts the delay: an execute report of its own first
+    assert run.next_activation is None
+    finished.callback(JobOutcome(0, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null"))
+    assert ended == [Ending.EXITED]
+    assert link.reports == [("execute", {"takes_activation": False}), ("exit", {"takes_activation": True})]
+    assert run.next_activation == {"job_id": "1.1"}

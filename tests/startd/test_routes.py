@@ -34,6 +34,7 @@ class RecordedRun:
         self.asked = []
         self.ending = Deferred()
         self.stopping = False
+        self.next_activation = None
 
     def run(self):
         return self.ending
@@ -177,6 +178,35 @@ def test_activate_runs_the_job_and_its_end_keeps_the_claim_for_the_next_job(star
     assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Idle"
     assert activate(startd, grant, "4.1").status == 200
     assert startd["runs"][-1].job_id == "4.1"
+
+
+def test_the_next_job_inside_the_exit_answer_starts_when_the_run_ends_and_only_once(startd):
+    """An activation the schedd sent back inside its answer to the exit report starts
+    as the run ends; the same activation coming again as ACTIVATE (the schedd's fallback
+    when it heard nothing) is answered without a second run."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    riding = {"claim_id": grant["claim_id"], "job_id": "4.1", "job_ad": job(ProcId=1), "transfer_key": "k" * 32,
+              "schedd_address": "<127.0.0.1:9618>"}
+    run.next_activation = riding
+    run.end()
+    assert [r.job_id for r in startd["runs"]] == ["4.0", "4.1"]
+    assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Busy"
+    assert startd["post"]("/activate", riding).json() == {"started": True}
+    assert len(startd["runs"]) == 2
+
+
+def test_a_riding_activation_for_another_claim_is_not_started(startd):
+    """The answer to a run's exit report may only activate that run's claim."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    run.next_activation = {"claim_id": pslot_claim(startd), "job_id": "4.1", "job_ad": job(),
+                           "transfer_key": "k" * 32, "schedd_address": "<127.0.0.1:9618>"}
+    run.end()
+    assert len(startd["runs"]) == 1
+    assert slot(startd, "slot1_1@node1").status.describe() == "Claimed/Idle"
 
 
 def test_activation_that_overtakes_the_last_runs_end_waits_for_it(startd):

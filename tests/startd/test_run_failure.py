@@ -18,7 +18,7 @@ class RecordingLink:
     def fetch_input(self, into):
         return defer.fail(self.failure)
 
-    def update(self, event: str, attrs: dict):
+    def update(self, event: str, attrs: dict, takes_activation: bool = False):
         self.reports.append((event, attrs))
         return defer.succeed(None)
 

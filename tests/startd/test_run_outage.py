@@ -17,7 +17,7 @@ class FlakyLink:
         self.tries = 0
         self.reports: list[str] = []
 
-    def update(self, event: str, attrs: dict):
+    def update(self, event: str, attrs: dict, takes_activation: bool = False):
         self.tries += 1
         if self.tries <= self.down:
             return defer.fail(Unreachable("no answer from the schedd at 198.18.0.2:9618"))
