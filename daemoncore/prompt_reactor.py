@@ -7,20 +7,51 @@ handled. A schedd handling two jobs' exit reports in one poll sent the first job
 next ACTIVATE only after it had handled the second report too, and the startd sat
 idle meanwhile: with short jobs, a few milliseconds of every slot's cycle. Here,
 after each read, the sockets with data waiting are written to at once (a socket
-that cannot take it keeps it for the usual later write)."""
+that cannot take it keeps it for the usual later write).
+
+It also ends a reactor turn once its handlers have run for :data:`TURN_SECONDS`:
+the sockets of the poll not handled yet are still ready (epoll is level-triggered
+here), so the next poll reports them again, after the timers due meanwhile. When
+500 slots' claims or releases were answered at once, one turn handled all 500 and
+held the reactor for 150-200 ms."""
 
 from __future__ import annotations
 
+import errno
 import select
 import sys
+import time
 
 from twisted.internet.epollreactor import EPollReactor
 from twisted.internet.main import installReactor
 from twisted.python import log
 
+#: How long the handlers of one poll's ready sockets may run before the turn ends.
+TURN_SECONDS = 0.02
+
 
 class PromptEPollReactor(EPollReactor):
-    """An epoll reactor that flushes pending writes after every read event."""
+    """An epoll reactor that flushes pending writes after every read event, and
+    handles one poll's ready sockets for at most ``turn_seconds`` per turn."""
+
+    turn_seconds = TURN_SECONDS
+
+    def doPoll(self, timeout) -> None:  # noqa: N802 - Twisted's name
+        try:
+            ready = self._poller.poll(-1 if timeout is None else timeout, len(self._selectables))
+        except OSError as err:
+            if err.errno == errno.EINTR:
+                return
+            raise
+        deadline = time.perf_counter() + self.turn_seconds
+        for fd, event in ready:
+            selectable = self._selectables.get(fd)
+            if selectable is not None:
+                log.callWithLogger(selectable, self._doReadOrWrite, selectable, fd, event)
+            if time.perf_counter() >= deadline:
+                return  # the rest are reported again by the next poll
+
+    doIteration = doPoll
 
     def _doReadOrWrite(self, selectable, fd, event) -> None:  # noqa: N802 - Twisted's name
         super()._doReadOrWrite(selectable, fd, event)

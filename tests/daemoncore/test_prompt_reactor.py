@@ -2,6 +2,7 @@
 
 import os
 import socket
+import time
 
 import pytest
 from twisted.internet import abstract
@@ -113,3 +114,31 @@ def test_a_socket_still_connecting_is_left_to_its_own_event(reactor):
     connecting.stopWriting()
     for sock in (trigger_in, trigger_out, writer_sock, peer):
         sock.close()
+
+
+def test_a_turn_ends_after_its_time_and_the_next_poll_handles_the_rest(reactor):
+    """Ten sockets ready at once, each handler at least 5 ms: a 12 ms turn handles at
+    most three (fewer if the machine is slow), and the others are reported again by the
+    next polls until all are handled, each once."""
+    reactor.turn_seconds = 0.012
+    handled, pairs = [], [_pair() for _ in range(10)]
+
+    def slow(index):
+        def read(_data):
+            handled.append(index)
+            deadline = time.perf_counter() + 0.005
+            while time.perf_counter() < deadline:
+                pass
+        return read
+
+    for index, (inside, outside) in enumerate(pairs):
+        _End(reactor, inside, slow(index)).startReading()
+        outside.send(b"x")
+    reactor.doIteration(1.0)
+    assert 1 <= len(handled) <= 3
+    for _ in range(10):
+        reactor.doIteration(0)
+    assert sorted(handled) == list(range(10))
+    for pair in pairs:
+        for sock in pair:
+            sock.close()
