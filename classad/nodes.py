@@ -132,6 +132,11 @@ def left_spine(node: Binary) -> tuple[object, list[tuple[str, object]]]:
     return node, rest
 
 
+def is_node(value: object) -> bool:
+    """Whether ``value`` is an expression tree node of this module (not a Python value)."""
+    return type(value).__module__ == __name__
+
+
 def depth_of(*children: object) -> int:
     """Depth of a node whose children are ``children``."""
     return 1 + max((c.depth for c in children), default=0)

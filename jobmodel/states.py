@@ -15,6 +15,7 @@ import attrs
 
 from classad import ClassAd
 from classad.convert import python_to_node
+from classad.nodes import is_node
 from jobmodel.errors import InvalidTransitionError
 from jobmodel.eventlog import Event, EventType
 
@@ -409,7 +410,7 @@ def leave_in_queue(ad: ClassAd) -> bool:
 def apply_changes(ad: ClassAd, changes: Mapping[str, Any]) -> ClassAd:
     """A copy of ``ad`` with ``changes`` (Python values or expression nodes; ``None``
     deletes) made. The unchanged attributes are shared with ``ad``, not copied."""
-    kept = [(name, value if type(value).__module__ == "classad.nodes" else python_to_node(value))
+    kept = [(name, value if is_node(value) else python_to_node(value))
             for name, value in changes.items() if value is not DELETE]
     result = ad.derive(kept, [name for name, value in changes.items() if value is DELETE])
     result.parent = None

@@ -906,10 +906,6 @@ def _decided(decision: Decision, ad: ClassAd, clock: ClockLike) -> Transition:
     return states.remove(ad, decision.reason, clock)
 
 
-def _is_node(value: Any) -> bool:
-    return type(value).__module__ == "classad.nodes"
-
-
 def _value_node(attr: str, value: Any):
     if isinstance(value, str):
         try:

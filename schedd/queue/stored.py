@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from classad import ClassAd
 from classad.convert import python_to_node
-from classad.nodes import Literal
+from classad.nodes import Literal, is_node
 from classad.parser import parse_expression
 from classad.unparse import unparse_expr
 
@@ -210,7 +210,7 @@ class ChangeTexts:
             known = self._known.get(key)
             if known is not None:
                 return known
-        node = value if type(value).__module__ == "classad.nodes" else python_to_node(value)
+        node = value if is_node(value) else python_to_node(value)
         made = (node, unparse_expr(node))
         if key is not None:
             if len(self._known) >= CHANGE_TEXTS_MAX:

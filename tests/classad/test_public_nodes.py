@@ -48,3 +48,11 @@ def test_no_code_outside_classad_uses_its_private_attributes():
 def test_public_names_are_exported():
     """The node-level names are part of the package's public list."""
     assert {"Entry", "NOT_CONSTANT", "compile_constraint", "ConstraintError"} <= set(classad.__all__)
+
+
+def test_is_node_tells_a_tree_node_from_a_python_value():
+    """Parsed and converted nodes are nodes; the Python values and trees they come from are not."""
+    from classad.nodes import is_node
+
+    assert is_node(ExprTree("a + 1").node) and is_node(classad.convert.python_to_node([1, "x"]))
+    assert not any(is_node(value) for value in (1, "x", [1], None, ExprTree("a")))
