@@ -233,8 +233,6 @@ class ShadowHost(Protocol):
     queue: Any
     clock: Any
 
-    def record(self, transition: Transition) -> None: ...
-
     def record_all(self, transitions: list[Transition]) -> None: ...
 
     def run_blocking(self, function: Callable, *args: Any, **kwargs: Any) -> Deferred: ...
@@ -326,7 +324,7 @@ class Shadow:
     def _log_event(self, kind: EventType, **details: Any) -> None:
         event = Event(kind, self.job_id.cluster, self.job_id.proc, now_from(self.host.clock),
                       {"StartdName": self.slot_name, "StartdAddr": _sinful(self.startd_address), **details})
-        self.host.record(Transition(self.job_id, {}, event))
+        self.host.record_all([Transition(self.job_id, {}, event)])
 
     # --- input ---
     def input_reply(self) -> Deferred:
