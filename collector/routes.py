@@ -273,6 +273,8 @@ def _check_values(wire: dict, where: str) -> None:
             raise WireAdError(f"{where}: attribute names must be non-empty strings, got {name!r}")
         kind = type(value)
         if kind not in _ALWAYS_VALID or (kind is str and value.startswith("/Expr(")):
+            if (kind is list or kind is dict) and not value:
+                continue  # an empty list or nested ad (AvailableGPUs of a slot without cards) is one
             json_to_node(value, f"{where}.{name}")
 
 

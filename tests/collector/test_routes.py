@@ -157,7 +157,8 @@ def test_invalidate_by_constraint(call):
 
 
 BAD_VALUES = [{"Start": "/Expr(1 +)/"}, {"Tags": ["/Expr(+)/"]}, {"Nested": {"x": "/Expr(&&)/"}},
-              {"": 1}, {"Start": "/Expr(Cpus > 1)/", "Text": "/Expr(", "Tags": [1, "a"], "X": None}]
+              {"": 1}, {"Start": "/Expr(Cpus > 1)/", "Text": "/Expr(", "Tags": [1, "a"], "X": None},
+              {"AvailableGPUs": [], "Nested": {}}]
 
 
 @pytest.mark.parametrize("attrs", BAD_VALUES)
