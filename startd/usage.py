@@ -64,21 +64,20 @@ def tree_pids(pid: int) -> list[int]:
     (``pid`` itself only while it exists; a descendant listed may have ended since)."""
     if not CHILDREN_LISTED:
         return [process.pid for process in tree_processes(pid)]
-    root_children = children_of(pid)
-    if root_children is None:
+    listing = children_of(pid)
+    if listing is None:
         return []
     pids, seen = [pid], {pid}
-    pending = root_children
     index = 0
-    while True:
-        for child in pending:
-            if child not in seen and len(pids) < MAX_TREE:
+    while True:  # breadth first: each process's children once its own entry is read
+        for child in listing:
+            if child not in seen:
                 seen.add(child)
                 pids.append(child)
         index += 1
         if index >= len(pids) or len(pids) >= MAX_TREE:
-            return pids
-        pending = children_of(pids[index]) or ()
+            return pids[:MAX_TREE]
+        listing = children_of(pids[index]) or ()
 
 
 def children_of(pid: int) -> list[int] | None:
