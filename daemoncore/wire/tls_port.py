@@ -53,9 +53,15 @@ class TlsOnlyFactory(TLSMemoryBIOFactory):
     protocol = TlsOnlyTransport
 
 
+#: Connections the kernel queues for a daemon before it accepts them. Twisted's 50
+#: overflowed when 500 slots' startd and schedd talked at once (296-391 overflows in one
+#: 500-slot run, each a SYN retried after a second); the kernel caps it at somaxconn.
+LISTEN_BACKLOG = 1024
+
+
 def listen(reactor, port: int, site: server.Site, interface: str,
            tls: ssl.CertificateOptions | None = None):
     """Listen on ``interface:port`` for ``site``: HTTPS when ``tls`` is given, plain HTTP
     otherwise; the listening port, as ``listenTCP`` returns it."""
     factory = site if tls is None else TlsOnlyFactory(tls, False, site)
-    return reactor.listenTCP(port, factory, interface=interface)
+    return reactor.listenTCP(port, factory, backlog=LISTEN_BACKLOG, interface=interface)
