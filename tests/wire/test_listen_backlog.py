@@ -10,6 +10,7 @@ from daemoncore.prompt_reactor import PromptEPollReactor
 from daemoncore.wire.tls_port import LISTEN_BACKLOG, listen
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs iproute2's ss to read the socket's backlog")
 def test_the_listening_socket_has_the_large_backlog():
     """``ss`` shows a listening socket's backlog in its Send-Q column (capped by somaxconn)."""
