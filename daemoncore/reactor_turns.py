@@ -3,7 +3,8 @@ requests between slices of a long piece of work it must do on the reactor."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 
 from twisted.internet.defer import Deferred
 
@@ -32,4 +33,31 @@ def turn_by_turn(clock, step: Callable[[int], None], starts: Iterable[int]) -> D
         done.callback(None)
     else:
         run(first)
+    return done
+
+
+def in_slices(clock, steps: Iterator[object], budget: float,
+              timer: Callable[[], float] = time.perf_counter) -> Deferred:
+    """Advance ``steps`` (each ``next`` one piece of work) to its end, for at most
+    ``budget`` seconds by ``timer`` per reactor turn but always one step, the first
+    slice now and each next in a later turn (``clock.callLater(0)``); fires None after
+    the last step, or fails with the first exception a step raises."""
+    done: Deferred = Deferred()
+
+    def run_slice() -> None:
+        deadline = timer() + budget
+        try:
+            while True:
+                next(steps)
+                if timer() >= deadline:
+                    break
+        except StopIteration:
+            done.callback(None)
+            return
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
+            done.errback(exc)
+            return
+        clock.callLater(0, run_slice)
+
+    run_slice()
     return done

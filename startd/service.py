@@ -274,7 +274,8 @@ class StartdService(DaemonService):
             self.gpu_monitor.stop()
         if self._pending_advertise is not None and self._pending_advertise.active():
             self._pending_advertise.cancel()
-        endings = DeferredList(self.routes.stop_all("the startd is shutting down"), consumeErrors=True)
+        endings = self.routes.stop_all("the startd is shutting down")
+        endings.addCallback(lambda runs: DeferredList(runs, consumeErrors=True))
         endings.addCallback(lambda _: self._stop_launcher())
         endings.addCallback(lambda _: self._stop_mps())
         endings.addCallback(lambda _: self._invalidate())

@@ -291,12 +291,31 @@ def test_stopping_the_startd_kills_every_running_job(startd):
     grants = [claim(startd, RequestCpus=1).json() for _ in range(2)]
     for n, grant in enumerate(grants):
         activate(startd, grant, f"4.{n}")
-    endings = startd["routes"].stop_all("shutting down")
+    stopped = []
+    startd["routes"].stop_all("shutting down").addCallback(stopped.append)
+    [endings] = stopped
     assert len(endings) == 2
     assert all(run.asked == [("kill", "shutting down")] for run in startd["runs"])
     for run in startd["runs"]:
         run.end(Ending.EVICTED)
     assert list(startd["table"].slots) == ["slot1@node1"]
+
+
+def test_stopping_the_startd_spreads_its_kills_over_turns_and_kills_late_starts(startd, monkeypatch):
+    """With no time to spare per turn, one kill per turn; a job activated between two
+    turns is killed as well before the endings are given."""
+    monkeypatch.setattr("startd.routes.STOP_SLICE_SECONDS", 0.0)
+    grants = [claim(startd, RequestCpus=1).json() for _ in range(3)]
+    for n, grant in enumerate(grants[:2]):
+        activate(startd, grant, f"4.{n}")
+    stopped = []
+    startd["routes"].stop_all("shutting down").addCallback(stopped.append)
+    assert [run.asked for run in startd["runs"]] == [[("kill", "shutting down")], []]
+    activate(startd, grants[2], "4.2")
+    for _ in range(4):
+        startd["clock"].advance(0)
+    assert all(run.asked == [("kill", "shutting down")] for run in startd["runs"]) and len(startd["runs"]) == 3
+    assert len(stopped) == 1 and len(stopped[0]) == 3
 
 
 def test_remote_user_is_the_jobs_user_else_its_owner():
