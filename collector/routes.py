@@ -18,6 +18,7 @@ from collector.metrics import CollectorMetrics
 from collector.ownership import NO_FLOCKING, FlockPolicy, check_ads_owned, check_constraint_allowed, check_withdrawal
 from collector.screening import Screen, screen_for
 from collector.store import AdStore, ad_lifetime, ad_name, wire_attribute
+from daemoncore.reactor_turns import in_slices
 from daemoncore.wire import collector_routes as api
 from daemoncore.wire.adcodec import MAX_ATTRIBUTES, WireAdError, json_to_node
 from daemoncore.wire.errors import BadRequest, Forbidden
@@ -78,12 +79,16 @@ class CollectorRoutes:
         if len(ads) > api.MAX_ADS_PER_UPDATE:
             raise BadRequest(f"$.ads: {len(ads)} ads is more than the {api.MAX_ADS_PER_UPDATE} one update may carry")
         work = self._advertising(request, ad_type, ads, private)
-        return _in_slices(self._store.clock, self._timer, work)
+        try:
+            next(work)  # to its first pause: nothing done yet
+        except StopIteration as finished:
+            return finished.value
+        return in_slices(self._store.clock, work, SLICE_SECONDS, self._timer, ADS_PER_TURN)
 
     def _advertising(self, request: ApiRequest, ad_type: str, ads: list,
                      private: bool) -> Generator[None, None, JsonReply]:
         """Check every ad, then store them all, pausing (``yield``) before each ad: the
-        update's work, for :func:`_in_slices` to spread over reactor turns."""
+        update's work, for :func:`daemoncore.reactor_turns.in_slices` to spread over reactor turns."""
         now = int(self._store.clock.seconds())
         identity = getattr(request.identity, "name", None)
         prepared: list[tuple[object, dict]] = []
@@ -192,41 +197,6 @@ class CollectorRoutes:
         except WireAdError as exc:  # a 500 as raised (it keeps ApiError's default status)
             raise BadRequest(str(exc)) from None
         return None, wire
-
-
-def _in_slices(clock, timer: Callable[[], float], work: Generator) -> object:
-    """Run ``work`` to its end, a slice per reactor turn: at most :data:`ADS_PER_TURN`
-    steps (the stretches between its pauses) and, past the first step, at most
-    :data:`SLICE_SECONDS` by ``timer`` per turn. The first slice runs now: its value at
-    once when that was all (an error then raised at once), else a Deferred of it (an
-    error then its failure), other requests answered between slices."""
-    def run_slice() -> None:
-        deadline = timer() + SLICE_SECONDS
-        for _ in range(ADS_PER_TURN):
-            next(work)
-            if timer() >= deadline:
-                return
-
-    try:
-        next(work)  # up to the first pause: nothing done yet
-        run_slice()
-    except StopIteration as finished:
-        return finished.value
-    done: Deferred = Deferred()
-
-    def next_slice() -> None:
-        try:
-            run_slice()
-        except StopIteration as finished:
-            done.callback(finished.value)
-            return
-        except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
-            done.errback(exc)
-            return
-        clock.callLater(0, next_slice)
-
-    clock.callLater(0, next_slice)
-    return done
 
 
 def _last_in_turns(clock, work: Iterator) -> Deferred:

@@ -37,22 +37,26 @@ def turn_by_turn(clock, step: Callable[[int], None], starts: Iterable[int]) -> D
 
 
 def in_slices(clock, steps: Iterator[object], budget: float,
-              timer: Callable[[], float] = time.perf_counter) -> Deferred:
+              timer: Callable[[], float] = time.perf_counter, max_steps: int | None = None) -> Deferred:
     """Advance ``steps`` (each ``next`` one piece of work) to its end, for at most
-    ``budget`` seconds by ``timer`` per reactor turn but always one step, the first
-    slice now and each next in a later turn (``clock.callLater(0)``); fires None after
-    the last step, or fails with the first exception a step raises."""
+    ``budget`` seconds by ``timer`` and at most ``max_steps`` steps per reactor turn, but
+    always one step; the first slice now and each next in a later turn
+    (``clock.callLater(0)``). Fires with what ``steps`` returned (a generator's
+    ``return`` value) in the turn of its last step, or fails with the first exception a
+    step raises; a Deferred fired already when one slice was enough."""
     done: Deferred = Deferred()
 
     def run_slice() -> None:
         deadline = timer() + budget
+        taken = 0
         try:
             while True:
                 next(steps)
-                if timer() >= deadline:
+                taken += 1
+                if timer() >= deadline or taken == max_steps:
                     break
-        except StopIteration:
-            done.callback(None)
+        except StopIteration as finished:
+            done.callback(finished.value)
             return
         except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
             done.errback(exc)
