@@ -125,10 +125,11 @@ class StartdService(DaemonService):
         sinful = f"<{self.address}>"
         return {"MyAddress": sinful, "StartdIpAddr": sinful}
 
-    def slot_ad(self, slot: Slot) -> classad.ClassAd:
-        """``slot``'s public ad with this startd's address."""
+    def slot_ad(self, slot: Slot, address_attributes: dict[str, str] | None = None) -> classad.ClassAd:
+        """``slot``'s public ad with this startd's address (``address_attributes``, when
+        the caller has them already: 500 slots asked the socket its name 500 times)."""
         ad = self.table.public_ad(slot)
-        for name, value in self.address_attributes().items():
+        for name, value in (address_attributes or self.address_attributes()).items():
             ad[name] = value
         return ad
 
@@ -145,7 +146,7 @@ class StartdService(DaemonService):
             if inputs is not None and cached is not None and cached[0] is slot and cached[1] == inputs:
                 entry = cached
             else:
-                entry = (slot, inputs, ad_to_json(self.slot_ad(slot)),
+                entry = (slot, inputs, ad_to_json(self.slot_ad(slot, extra)),
                          {**ad_to_json(private_ad(name, self.table.machine.hostname, slot.claim_id)), **extra})
             if inputs is not None:
                 kept[name] = entry
