@@ -137,11 +137,11 @@ def gpus_fit_claim(slot: ClassAd, job: ClassAd) -> bool:
     return grants_hold(request, grants_from_slot_ad(slot), cards_from_slot_ad(slot))
 
 
-def next_job_for(claim: Claim, idle_jobs: Iterable[tuple[JobId, ClassAd]]) -> JobId | None:
-    """The first of ``idle_jobs`` that fits ``claim``, or None."""
+def next_job_for(claim: Claim, idle_jobs: Iterable[tuple[JobId, ClassAd]]) -> tuple[JobId, ClassAd] | None:
+    """The first of ``idle_jobs`` (``(job id, ad)`` pairs) that fits ``claim``, or None."""
     for job_id, ad in idle_jobs:
         if job_fits_claim(claim, ad):
-            return job_id
+            return job_id, ad
     return None
 
 

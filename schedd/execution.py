@@ -461,10 +461,11 @@ class Execution(app_service.Service):
         for claim, job_id in step.activate:
             self.pacing.run(self._activate, claim, job_id)
 
-    def _activate(self, claim: Claim, job_id: JobId, ended: JobId | None = None) -> None:
+    def _activate(self, claim: Claim, job_id: JobId, ended: JobId | None = None, ad: ClassAd | None = None) -> None:
         """Start ``job_id`` on ``claim``: a shadow with a fresh transfer key, then ACTIVATE.
-        ``ended``: the job that ran on the claim until now, whose stored claim this one replaces."""
-        ad = self._free_ad(job_id, starting_ok=True)
+        ``ended``: the job that ran on the claim until now, whose stored claim this one replaces;
+        ``ad``: the job's idle ad when the caller read it just now (else it is read here)."""
+        ad = ad if ad is not None else self._free_ad(job_id, starting_ok=True)
         if ad is None or job_id in self._cancelled:
             self._starting.discard(job_id)
             self._cancelled.discard(job_id)
@@ -555,9 +556,9 @@ class Execution(app_service.Service):
         the job that ran on it until now (its stored claim goes either way)."""
         if accepts_more_jobs(claim, self.clock.seconds(), self.claim_worklife):
             singles = ((job, ad) for job, ad in self._free_idle_jobs(claim.owner) if gang_of(ad) is None)
-            job_id = next_job_for(claim, singles)  # a gang's piece starts only with the rest
-            if job_id is not None:
-                self._activate(claim, job_id, ended)
+            picked = next_job_for(claim, singles)  # a gang's piece starts only with the rest
+            if picked is not None:
+                self._activate(claim, picked[0], ended, picked[1])
                 return
         self._forget_running(ended)
         self._release(claim, "no more idle jobs for this claim")

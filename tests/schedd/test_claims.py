@@ -62,7 +62,7 @@ def test_next_job_for_claim_is_the_first_fitting_idle_job():
     """Jobs of other owners or too big for the slot are passed over, in queue order."""
     idle = [(JobId(1, 0), job(owner="bob")), (JobId(2, 0), job(memory=9999)), (JobId(3, 0), job()),
             (JobId(4, 0), job())]
-    assert next_job_for(claim(), idle) == JobId(3, 0)
+    assert next_job_for(claim(), idle) == idle[2]
     assert next_job_for(claim(), idle[:2]) is None
 
 
@@ -155,4 +155,4 @@ def test_next_job_for_a_share_claim_skips_jobs_that_do_not_fit_its_share():
     """The first idle job with the 10000-MiB share's shape is chosen, past bigger and smaller ones."""
     idle = [(JobId(1, 0), gpu_job(RequestGPUs=1)), (JobId(2, 0), gpu_job(RequestGPUMemory=20000)),
             (JobId(4, 0), gpu_job(RequestGPUMemory=8000)), (JobId(3, 0), gpu_job(RequestGPUMemory=10000))]
-    assert next_job_for(claim(slot_ad=gpu_slot(memory_mb=10000)), idle) == JobId(3, 0)
+    assert next_job_for(claim(slot_ad=gpu_slot(memory_mb=10000)), idle) == idle[3]
