@@ -48,3 +48,21 @@ def test_private_opener_creates_0600_even_with_a_permissive_umask(tmp_path):
     finally:
         os.umask(old)
     assert mode_of(tmp_path / "f") == 0o600
+
+
+
+def test_the_startup_heap_is_frozen_out_of_later_collections():
+    """After freeze_startup_heap a container alive then is in no generation a collection
+    scans (it went to the permanent one)."""
+    import gc
+
+    from daemoncore.launcher import freeze_startup_heap
+
+    kept = [[] for _ in range(3)]
+    try:
+        freeze_startup_heap()
+        assert gc.get_freeze_count() > 0
+        scanned = [obj for generation in (0, 1, 2) for obj in gc.get_objects(generation=generation)]
+        assert not any(obj is kept for obj in scanned)
+    finally:
+        gc.unfreeze()
