@@ -9,7 +9,7 @@ the machine is discovered and its slots laid out, before the service exists.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 from twisted.internet import task, threads
@@ -20,6 +20,7 @@ from twisted.python.failure import Failure
 import classad
 from daemoncore.config import Config, ConfigError
 from daemoncore.daemon import DaemonService, DaemonSettings
+from daemoncore.reactor_turns import in_slices
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
@@ -64,6 +65,8 @@ LEASE_CHECK_INTERVAL = 1.0
 #: short tells the schedd of its start inside its exit report (one request, not two).
 EXECUTE_REPORT_DELAY = 0.05
 MACHINE_AD_TYPE = "Machine"
+#: How long making the slot ads may hold the reactor per turn.
+AD_SLICE_SECONDS = 0.02
 
 _log = Logger()
 
@@ -137,10 +140,20 @@ class StartdService(DaemonService):
         """The public and private ads of every slot, in JSON form; a slot's ads are made
         again only when it or what its ad is made of changed (:meth:`SlotTable.ad_inputs`),
         so a startd of 500 static slots does not rebuild 500 ads each update."""
+        public, private = [], []
+        for _ in self._making_slot_ads(public, private):
+            pass
+        return public, private
+
+    def _making_slot_ads(self, public: list[dict], private: list[dict]) -> Iterator[None]:
+        """:meth:`slot_ads` into ``public`` and ``private``, pausing after each slot (500
+        slots all changed at once took 150 ms to make)."""
         extra = self.address_attributes()
-        public, private, kept = [], [], {}
+        kept = {}
         for name in sorted(self.table.slots):
-            slot = self.table.slots[name]
+            slot = self.table.slots.get(name)
+            if slot is None:  # gone while the ads were made over several turns
+                continue
             inputs = self.table.ad_inputs(slot)
             cached = self._ad_cache.get(name)
             if inputs is not None and cached is not None and cached[0] is slot and cached[1] == inputs:
@@ -152,19 +165,24 @@ class StartdService(DaemonService):
                 kept[name] = entry
             public.append(entry[2])
             private.append(entry[3])
+            yield
         self._ad_cache = kept
-        return public, private
 
     def handlers(self) -> dict:
         return self.routes.handlers()
 
     def advertise_self(self, _daemon_ad: dict) -> Deferred | None:
-        """Send the slot ads (not a daemon ad: the collector's Machine ads are slots)."""
+        """Send the slot ads (not a daemon ad: the collector's Machine ads are slots),
+        made :data:`AD_SLICE_SECONDS` of them per reactor turn."""
         if not self.settings.collector_host:
             return None
-        public, private = self.slot_ads()
+        public, private = [], []
+        made = in_slices(self.reactor, self._making_slot_ads(public, private), AD_SLICE_SECONDS)
+        return made.addCallback(lambda _: self._send_slot_ads(public, private))
+
+    def _send_slot_ads(self, public: list[dict], private: list[dict]) -> Deferred:
         client = self._collector()
-        round_number = self._advertised.begin(self.table.slots)
+        round_number = self._advertised.begin(ad["Name"] for ad in public)  # the slots these ads carry
         sent = [client.call(ADVERTISE, {"ads": public}, ad_type=MACHINE_AD_TYPE),
                 client.call(ADVERTISE, {"ads": private, "private": True}, ad_type=MACHINE_AD_TYPE)]
         gathered = gatherResults(sent, consumeErrors=True)

@@ -59,6 +59,23 @@ def test_slot_ads_and_private_ads_reach_the_collector_with_the_startds_address(p
     assert private["ClaimId"] == pool["table"].private_ads()[0]["ClaimId"]
 
 
+def test_the_slot_ads_are_made_over_several_turns_and_sent_together(machine, clock, tmp_path, monkeypatch):
+    """With no time to spare per turn, one slot's ads are made per turn; nothing reaches
+    the collector before the last, and then every slot's ad in one update."""
+    monkeypatch.setattr("startd.service.AD_SLICE_SECONDS", 0.0)
+    store = AdStore(clock, default_lifetime=900)
+    http = StubTreq(ApiResource(CollectorRoutes(store, CollectorMetrics(store)).handlers(), token_verifier(KEY, clock)))
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("NUM_SLOTS = 4", env={}), machine), clock)
+    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY, http=http)
+    sent = []
+    service.advertise_self({}).addCallback(sent.append)
+    http.flush()
+    assert (list(store.query("Machine", private=False)), sent) == ([], [])  # one slot made in this turn
+    clock.advance(0)  # the later turns (task.Clock runs a turn's new callLater(0) in the same advance)
+    http.flush()
+    assert sorted(ad.name for ad in store.query("Machine", private=False)) == [f"slot{n}@node1" for n in range(1, 5)]
+
+
 def test_a_change_is_advertised_soon_and_an_ended_dynamic_slot_is_withdrawn(pool):
     """A claim shows in the collector after the short delay; releasing it removes its ads."""
     service, table = pool["service"], pool["table"]
