@@ -15,7 +15,6 @@ pool gave this one, and the job carries ``RemotePool`` while it runs.
 
 from __future__ import annotations
 
-import base64
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -69,6 +68,7 @@ from schedd.start_pacing import StartPacing
 from shadow.owner_rights import INPUT, as_owner, job_account
 from shadow.shadow import DEFAULT_LEASE_SECONDS, Ending, Shadow, transfer_key_of
 from transfer import TransferError
+from transfer.packed_inputs import PackedInputs
 from transfer.urls import with_presigned_inputs
 
 IDLE_CONSTRAINT = f"JobStatus == {int(JobStatus.IDLE)}"
@@ -161,6 +161,8 @@ class Execution(app_service.Service):
         self.gangs = Gangs(self)
         #: Claims and activations of a burst of matches, one per reactor turn.
         self.pacing = StartPacing(self.clock)
+        #: Small input streams packed once for the jobs that send the same files.
+        self.packed_inputs = PackedInputs()
         #: Activations sent back inside the answer to the last job's exit report.
         self.rides = RidingActivations(self.clock, self._send_activate)
         self.checkpoint_sweep = (CheckpointSweep(self.queue, self.spool_root, lambda job_id: job_id in self.shadows,
@@ -495,11 +497,11 @@ class Execution(app_service.Service):
         job_ad = self.gangs.with_hosts(job_ad, job_id)
         body = {"claim_id": claim.claim_id, "job_id": str(job_id), "job_ad": ad_to_json(job_ad),
                 "transfer_key": key, "schedd_address": _sinful(self.schedd.address)}
-        inline = shadow.inline_input(ad)
+        inline = shadow.inline_input(ad, self.packed_inputs)
         counts = None
         if inline is not None:  # small inputs ride along: the starter need not ask for them
-            body["input"] = base64.b64encode(inline[0]).decode("ascii")
-            counts = inline[1]
+            body["input"] = inline.base64()
+            counts = inline.counts
         self._send_activate(claim, shadow, body, counts)
 
     def _match_expanded(self, ad: ClassAd, slot_ad: ClassAd, job_id: JobId) -> ClassAd | None:

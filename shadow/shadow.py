@@ -52,6 +52,7 @@ from transfer import (
 )
 from transfer.checkpoint import checkpoint_stream, receive_checkpoint, remove_checkpoint, spool_directory
 from transfer.inline import INLINE_BYTES, input_send_is_light, outputs_go_to_urls, stream_is_small
+from transfer.packed_inputs import PackedInput, PackedInputs, content_key
 
 #: HTCondor's default ``JobLeaseDuration`` (40 minutes).
 DEFAULT_LEASE_SECONDS = 2400.0
@@ -346,30 +347,31 @@ class Shadow:
                              self._transfer_failed, errbackArgs=("input",))
         return sending
 
-    def inline_input(self, ad: ClassAd) -> tuple[bytes, dict[str, int]] | None:
+    def inline_input(self, ad: ClassAd, packed: PackedInputs) -> PackedInput | None:
         """The job's whole input tar, to go inside ACTIVATE and save the starter a JOB_INPUT
         round trip, with the counts to add once the startd took it (:meth:`input_taken`).
         Only for inputs read inline anyway (no URL, no directory, no kept checkpoint) and
         of at most :data:`INLINE_INPUT_BYTES`, read with the owner's rights; None otherwise,
         and for inputs that cannot be read: the starter then fetches them, and that refusal
-        holds the job as before."""
+        holds the job as before. A tar ``packed`` holds for the same files is sent again."""
         try:
             plan = input_plan(ad)
             if plan.urls or checkpoint_stream(self.checkpoint_dir, ad) is not None:
                 return None
             account = job_account(ad, INPUT) if input_touches_files(plan) else None
-            return as_owner(account, self._small_input, ad, plan)
+            return as_owner(account, self._small_input, ad, plan, packed, account)
         except (TransferError, OSError):
             return None
 
-    def _small_input(self, ad: ClassAd, plan) -> tuple[bytes, dict[str, int]] | None:
+    def _small_input(self, ad: ClassAd, plan, packed: PackedInputs, account: Account | None) -> PackedInput | None:
         """:meth:`inline_input`'s tar, read in one go (run with the owner's rights)."""
         if not input_send_is_light(plan):
             return None
         sent = send_input(ad, s3_endpoint_url=self.s3_endpoint_url)
         if _files_size(sent.stream.items) > INLINE_INPUT_BYTES:
             return None
-        return b"".join(sent.stream), input_attributes(sent.stream.stats)
+        key = content_key(sent.stream.items, account.uid if account is not None else None, sent.stream.max_bytes)
+        return packed.packed(key, lambda: PackedInput(b"".join(sent.stream), input_attributes(sent.stream.stats)))
 
     def input_taken(self, counts: dict[str, int]) -> None:
         """The startd took the inputs sent inside ACTIVATE: count them (``BytesSent``)."""

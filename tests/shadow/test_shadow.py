@@ -3,6 +3,7 @@ events, and one job's shadow serving input, receiving output and keeping its lea
 on task.Clock with a real queue and real files."""
 
 import io
+import os
 import tarfile
 
 import pytest
@@ -26,6 +27,7 @@ from shadow.shadow import (
 from tests.support.deferreds import resolved
 from tests.support.schedd_queue import START, clock, queue  # noqa: F401 (fixtures)
 from transfer import send_output
+from transfer.packed_inputs import PackedInputs
 
 
 class Host:
@@ -174,7 +176,8 @@ def test_small_inputs_go_inside_activate_and_count_once_taken(host, queue, submi
     with the job's next queue change."""
     job = submit(queue, submit_dir)
     shadow = shadow_for(host, job)
-    data, counts = shadow.inline_input(queue.get_job(job))
+    inline = shadow.inline_input(queue.get_job(job), PackedInputs())
+    data, counts = inline.tar, inline.counts
     assert sorted(tarfile.open(fileobj=io.BytesIO(data)).getnames()) == ["in.dat", "job.sh"]
     assert "BytesSent" not in queue.get_job(job)
     shadow.input_taken(counts)
@@ -184,6 +187,23 @@ def test_small_inputs_go_inside_activate_and_count_once_taken(host, queue, submi
     assert host.events() == [EventType.EXECUTE]
 
 
+def test_the_same_files_are_packed_once_and_a_changed_file_again(host, queue, submit_dir):
+    """Two jobs of the same inputs get the same tar, read once; after a file changes (the
+    same size, the same second) the next job's tar holds the new bytes."""
+    packed = PackedInputs()
+    first, second = (submit(queue, submit_dir) for _ in range(2))
+    one = shadow_for(host, first).inline_input(queue.get_job(first), packed)
+    assert shadow_for(host, second).inline_input(queue.get_job(second), packed) is one and len(packed) == 1
+    data = submit_dir / "in.dat"
+    mtime = data.stat().st_mtime_ns
+    data.write_bytes(data.read_bytes().upper())
+    os.utime(data, ns=(mtime, mtime))  # its modification time put back: the change time still moved
+    third = submit(queue, submit_dir)
+    again = shadow_for(host, third).inline_input(queue.get_job(third), packed)
+    member = tarfile.open(fileobj=io.BytesIO(again.tar)).extractfile("in.dat").read()
+    assert again is not one and member == data.read_bytes()
+
+
 def test_inputs_too_big_missing_or_in_directories_are_left_to_job_input(host, queue, submit_dir):
     """A directory, a missing file or more than INLINE_INPUT_BYTES: None (the starter fetches
     them, and a missing one is held then); nothing is held or counted here."""
@@ -191,7 +211,7 @@ def test_inputs_too_big_missing_or_in_directories_are_left_to_job_input(host, qu
     (submit_dir / "tree").mkdir()
     for inputs in ("in.dat,big.dat", "in.dat,tree", "in.dat,absent.dat"):
         job = submit(queue, submit_dir, TransferInput=inputs)
-        assert shadow_for(host, job).inline_input(queue.get_job(job)) is None
+        assert shadow_for(host, job).inline_input(queue.get_job(job), PackedInputs()) is None
         assert queue.get_job(job)["JobStatus"] == JobStatus.IDLE
     assert host.events() == []
 
