@@ -13,7 +13,9 @@ It also ends a reactor turn once its handlers have run for :data:`TURN_SECONDS`:
 the sockets of the poll not handled yet are still ready (epoll is level-triggered
 here), so the next poll reports them again, after the timers due meanwhile. When
 500 slots' claims or releases were answered at once, one turn handled all 500 and
-held the reactor for 150-200 ms."""
+held the reactor for 150-200 ms. Timed calls have the same budget: once the calls
+due in one turn have run that long, the rest are put off (``DelayedCall.delay``, by
+one amount, so they keep their order) to the next turn, after a poll."""
 
 from __future__ import annotations
 
@@ -35,6 +37,36 @@ class PromptEPollReactor(EPollReactor):
     handles one poll's ready sockets for at most ``turn_seconds`` per turn."""
 
     turn_seconds = TURN_SECONDS
+    _timers_deadline = float("inf")
+
+    def callLater(self, delay, callable, *args, **kw):  # noqa: N802 - Twisted's name
+        return super().callLater(delay, self._timed, callable, args, kw)
+
+    def runUntilCurrent(self) -> None:  # noqa: N802 - Twisted's name
+        self._timers_deadline = time.perf_counter() + self.turn_seconds
+        try:
+            super().runUntilCurrent()
+        finally:
+            self._timers_deadline = float("inf")
+
+    def _timed(self, callable, args: tuple, kw: dict):
+        try:
+            return callable(*args, **kw)
+        finally:
+            if time.perf_counter() >= self._timers_deadline:
+                self._put_off_due_calls()
+
+    def _put_off_due_calls(self) -> None:
+        """Move the calls due now just past now, each by the same amount (their order
+        stays), so this turn's loop over due calls ends and the next turn runs them."""
+        now = self.seconds()
+        due = [call for call in self._pendingTimedCalls
+               if call.getTime() <= now and not call.cancelled and not call.called]
+        if due:
+            shift = now - min(call.getTime() for call in due) + 1e-6
+            for call in due:
+                call.delay(shift)
+        self._timers_deadline = float("inf")
 
     def doPoll(self, timeout) -> None:  # noqa: N802 - Twisted's name
         try:

@@ -142,3 +142,25 @@ def test_a_turn_ends_after_its_time_and_the_next_poll_handles_the_rest(reactor):
     for pair in pairs:
         for sock in pair:
             sock.close()
+
+
+def test_timed_calls_due_together_run_a_turns_budget_at_a_time_in_order(reactor):
+    """Ten calls due at once, each at least 5 ms: a 12 ms turn runs at most three, the
+    others run in the next turns, all once and in the order they were due."""
+    reactor.turn_seconds = 0.012
+    ran = []
+
+    def slow(index):
+        ran.append(index)
+        deadline = time.perf_counter() + 0.005
+        while time.perf_counter() < deadline:
+            pass
+
+    for index in range(10):
+        reactor.callLater(0.0001 * index, slow, index)
+    time.sleep(0.01)  # all due now, in this order
+    reactor.runUntilCurrent()
+    assert 1 <= len(ran) <= 3
+    for _ in range(10):
+        reactor.runUntilCurrent()
+    assert ran == list(range(10))
