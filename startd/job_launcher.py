@@ -36,6 +36,8 @@ REPLY_TIMEOUT = 2.0
 EXIT_WAIT = 2.0
 #: After the launcher could not be started, how long jobs are started directly before trying again.
 RESTART_PAUSE = 60.0
+#: How many of the launcher's messages one read takes (one reactor turn's worth of job exits).
+MESSAGES_PER_READ = 16
 LAUNCHER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher_process.py")
 
 _log = Logger()
@@ -177,13 +179,15 @@ class JobLauncher:
         self._watchers[pid] = watcher
 
     def doRead(self) -> None:  # noqa: N802 - Twisted's IReadDescriptor
-        """Read what the launcher sent: exits of jobs."""
+        """Read what the launcher sent: exits of jobs, at most :data:`MESSAGES_PER_READ`
+        at a time (the rest wait in the socket, which stays readable, for a later turn:
+        500 jobs ending at once each start a report to the schedd)."""
         for message in self._read_messages():
             self._dispatch(message)
 
     def _read_messages(self) -> list[dict]:
         messages = []
-        while self._channel is not None:
+        while self._channel is not None and len(messages) < MESSAGES_PER_READ:
             try:
                 packet = self._channel.recv(MAX_MESSAGE)
             except (BlockingIOError, InterruptedError):

@@ -24,6 +24,41 @@ def devnull_fds():
     return [os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY)]
 
 
+class _Ended:
+    def __init__(self):
+        self.statuses = []
+
+    def processEnded(self, status):  # noqa: N802 - the watcher's interface
+        self.statuses.append(status)
+
+
+def test_one_read_takes_a_turns_worth_of_exits_and_leaves_the_rest_for_later():
+    """Forty exits waiting in the launcher's socket: each read dispatches MESSAGES_PER_READ
+    of them (the socket stays readable for the rest), until all forty are told, once."""
+    import socket
+
+    from twisted.internet.task import Clock
+
+    from startd.job_launcher import MESSAGES_PER_READ
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setblocking(False)
+    launcher = JobLauncher(Clock())
+    launcher._channel = ours  # as start() leaves it, without the launcher process
+    watchers = {pid: _Ended() for pid in range(1000, 1040)}
+    for pid, watcher in watchers.items():
+        launcher.watch(pid, watcher)
+        theirs.send(encode({"exited": pid, "status": 0}))
+    told = []
+    for _ in range(4):
+        launcher.doRead()
+        told.append(sum(len(w.statuses) for w in watchers.values()))
+    assert told == [MESSAGES_PER_READ, 2 * MESSAGES_PER_READ, 40, 40]
+    assert all(w.statuses == [0] for w in watchers.values())
+    ours.close()
+    theirs.close()
+
+
 def test_messages_round_trip_and_must_be_objects():
     assert decode(encode({"id": 3, "argv": ["a", "é"]})) == {"id": 3, "argv": ["a", "é"]}
     with pytest.raises(ValueError):
