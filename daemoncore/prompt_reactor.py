@@ -14,12 +14,14 @@ the sockets of the poll not handled yet are still ready (epoll is level-triggere
 here), so the next poll reports them again, after the timers due meanwhile. When
 500 slots' claims or releases were answered at once, one turn handled all 500 and
 held the reactor for 150-200 ms. Timed calls have the same budget: once the calls
-due in one turn have run that long, the rest are put off (``DelayedCall.delay``, by
-one amount, so they keep their order) to the next turn, after a poll."""
+due in one turn have run that long, the rest are taken out of the timer heap and put
+back at the start of the next turn, after a poll, ahead of the calls made since
+(which are due later)."""
 
 from __future__ import annotations
 
 import errno
+import heapq
 import select
 import sys
 import time
@@ -37,12 +39,19 @@ class PromptEPollReactor(EPollReactor):
     handles one poll's ready sockets for at most ``turn_seconds`` per turn."""
 
     turn_seconds = TURN_SECONDS
-    _timers_deadline = float("inf")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timers_deadline = float("inf")
+        self._put_off: list = []  # due calls taken out of the heap until the next turn
 
     def callLater(self, delay, callable, *args, **kw):  # noqa: N802 - Twisted's name
         return super().callLater(delay, self._timed, callable, args, kw)
 
     def runUntilCurrent(self) -> None:  # noqa: N802 - Twisted's name
+        for call in self._put_off:  # as due as before, and before the calls made since
+            heapq.heappush(self._pendingTimedCalls, call)
+        self._put_off = []
         self._timers_deadline = time.perf_counter() + self.turn_seconds
         try:
             super().runUntilCurrent()
@@ -57,15 +66,12 @@ class PromptEPollReactor(EPollReactor):
                 self._put_off_due_calls()
 
     def _put_off_due_calls(self) -> None:
-        """Move the calls due now just past now, each by the same amount (their order
-        stays), so this turn's loop over due calls ends and the next turn runs them."""
-        now = self.seconds()
-        due = [call for call in self._pendingTimedCalls
-               if call.getTime() <= now and not call.cancelled and not call.called]
-        if due:
-            shift = now - min(call.getTime() for call in due) + 1e-6
-            for call in due:
-                call.delay(shift)
+        """Take the calls due now out of the heap, so this turn's loop over due calls
+        ends; :meth:`runUntilCurrent` puts them back first thing next turn (a call
+        cancelled meanwhile goes back too: Twisted's loop skips it and counts it)."""
+        heap, now = self._pendingTimedCalls, self.seconds()
+        while heap and heap[0].time <= now:
+            self._put_off.append(heapq.heappop(heap))
         self._timers_deadline = float("inf")
 
     def doPoll(self, timeout) -> None:  # noqa: N802 - Twisted's name

@@ -164,3 +164,25 @@ def test_timed_calls_due_together_run_a_turns_budget_at_a_time_in_order(reactor)
     for _ in range(10):
         reactor.runUntilCurrent()
     assert ran == list(range(10))
+
+
+def test_calls_put_off_run_before_those_made_after_them(reactor):
+    """A call the first of ten due calls makes with no delay runs after all ten: the
+    ones put off to the next turn were due first."""
+    reactor.turn_seconds = 0.012
+    ran = []
+
+    def slow(index):
+        ran.append(index)
+        if index == 0:
+            reactor.callLater(0, ran.append, "made by 0")
+        deadline = time.perf_counter() + 0.005
+        while time.perf_counter() < deadline:
+            pass
+
+    for index in range(10):
+        reactor.callLater(0.0001 * index, slow, index)
+    time.sleep(0.01)
+    for _ in range(12):
+        reactor.runUntilCurrent()
+    assert ran == [*range(10), "made by 0"]
