@@ -15,7 +15,7 @@ from daemoncore.wire.tls_port import LISTEN_BACKLOG, listen
 def test_the_listening_socket_has_the_large_backlog():
     """``ss`` shows a listening socket's backlog in its Send-Q column (capped by somaxconn)."""
     reactor = PromptEPollReactor()
-    port = listen(reactor, 0, server.Site(resource.Resource()), "127.0.0.1")
+    port = listen(reactor, 0, server.Site(resource.Resource(), reactor=reactor), "127.0.0.1")  # its timers stay off the global reactor
     try:
         shown = subprocess.run(["ss", "-ltnH", f"sport = :{port.getHost().port}"], capture_output=True,
                                text=True, check=True).stdout.split()
