@@ -53,12 +53,13 @@ def test_a_live_tree_samples_its_memory(tree):
     assert sample_tree(tree.pid).rss_kb > 0
 
 
-def _descendants(pid, count):
-    """``pid``'s descendants once there are ``count`` of them (fails the test after 10 s)."""
+def _descendants(pid, count, settled=lambda found: True):
+    """``pid``'s descendants once there are ``count`` of them and ``settled(found)`` holds
+    (fails the test after 10 s)."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         found = psutil.Process(pid).children(recursive=True)
-        if len(found) >= count:
+        if len(found) >= count and settled(found):
             return found
         time.sleep(0.01)
     raise AssertionError(f"process {pid} did not start {count} descendants")
@@ -90,9 +91,12 @@ def test_signal_tree_reaches_the_group_and_a_descendant_that_left_it():
     """A job in its own session whose child runs in another session (setsid): one
     SIGTERM to the tree ends the root, its child in the group and the one outside it."""
     root = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & setsid sleep 30 & wait"], start_new_session=True)
-    descendants = _descendants(root.pid, 2)
+    def one_left_the_group(found):  # setsid runs as a child of the group until it calls setsid()
+        return any(os.getpgid(p.pid) != root.pid for p in found)
+
+    descendants = _descendants(root.pid, 2, one_left_the_group)
     try:
-        assert any(os.getpgid(p.pid) != root.pid for p in descendants)  # one really left the group
+        assert one_left_the_group(descendants)
         signal_tree(root.pid, signal.SIGTERM)
         root.wait(10)
         assert root.returncode == -signal.SIGTERM
