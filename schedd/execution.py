@@ -33,6 +33,7 @@ from daemoncore.wire.address import DEFAULT_COLLECTOR_PORT, parse_address
 from daemoncore.wire.errors import BadRequest, NotFound, RemoteError
 from daemoncore.wire.resource_request import request_to_json
 from daemoncore.wire.server import ApiRequest, JsonReply, StreamReply
+from daemoncore.worker_threads import in_worker_thread
 from jobmodel.errors import InvalidTransitionError
 from jobmodel.states import (
     JobId,
@@ -85,11 +86,6 @@ PENDING_ACTIVATE_TIMEOUT = 45.0
 
 _log = Logger()
 
-
-def _default_run_blocking() -> Callable[..., Deferred]:
-    from twisted.internet.threads import deferToThread
-
-    return deferToThread
 
 
 def lease_seconds_for(job: ClassAd, override: float | None) -> float:
@@ -148,7 +144,7 @@ class Execution(app_service.Service):
         self.spool_root: str | None = settings.spool if settings is not None else None
         self.extra_significant = config.param_list("ADD_SIGNIFICANT_ATTRIBUTES", [])
         self.match_timeout = config.param_duration("MATCH_TIMEOUT", 120.0) or 120.0
-        self._run_blocking = run_blocking or _default_run_blocking()
+        self._run_blocking = run_blocking or in_worker_thread
         self.claims = ClaimTable()
         self.shadows: dict[JobId, Shadow] = {}
         self._starting: set[JobId] = set()  # matched, being claimed or activated

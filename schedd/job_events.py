@@ -21,6 +21,7 @@ from daemoncore.security.acting_as import ActingAsError, acting_as
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.errors import BadRequest
 from daemoncore.wire.server import ApiRequest, JsonReply
+from daemoncore.worker_threads import in_worker_thread
 from jobmodel.states import JobId
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
@@ -32,11 +33,6 @@ MAX_EVENTS = 1000
 _TEXT_HEADER = re.compile(r"\d{3} \((-?\d+)\.(-?\d+)\.-?\d+\) ")
 _EVENT_END = "...\n"
 
-
-def _default_run_blocking() -> Callable[..., Deferred]:
-    from twisted.internet.threads import deferToThread
-
-    return deferToThread
 
 
 def _text_events(text: str) -> list[tuple[str, str]]:
@@ -117,7 +113,7 @@ class JobEvents:
 
     def __init__(self, locate: Callable[[JobId], object], run_blocking: Callable[..., Deferred] | None = None) -> None:
         self._locate = locate
-        self._run_blocking = run_blocking or _default_run_blocking()
+        self._run_blocking = run_blocking or in_worker_thread
 
     def handlers(self) -> dict:
         """The route, for the schedd's route table."""

@@ -20,6 +20,7 @@ from daemoncore.wire.adcodec import ad_from_json, ad_to_json
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.request_body import reject_unknown, take, take_list_of
 from daemoncore.wire.server import JSON_TYPE, ApiRequest, BytesReply, JsonReply, StreamReply
+from daemoncore.worker_threads import in_worker_thread
 from jobmodel.errors import (
     BadJobAdError,
     InvalidTransitionError,
@@ -189,7 +190,7 @@ class ScheddRoutes:
         def drop(failure):
             queue.db.drop_incoming(only=cluster_id)  # nothing once the cluster was acknowledged
             return failure
-        stored = _run_blocking(prepare)
+        stored = in_worker_thread(prepare)
         stored.addCallback(lambda cluster: self._store(cluster, cluster_id, time.perf_counter(), cluster_id))
         return stored.addErrback(drop)
 
@@ -412,12 +413,6 @@ def _distinct(ads: Iterable) -> tuple:
             found.append(ad)
             last = ad
     return tuple(found)
-
-
-def _run_blocking(work):
-    """``work()`` in the reactor's thread pool; a Deferred of its result."""
-    from twisted.internet.threads import deferToThread
-    return deferToThread(work)
 
 
 def _bad_job_ad(make, *args):

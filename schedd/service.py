@@ -24,6 +24,7 @@ from daemoncore.security.pool_trust import PROCESS_TRUSTED_POOLS, TrustedPools
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE, QUERY
 from daemoncore.wire.negotiator_routes import RESCHEDULE
+from daemoncore.worker_threads import in_worker_thread
 from jobmodel.errors import BadConstraintError, EventLogError
 from jobmodel.eventlog import Event, EventLogWriter, EventType
 from jobmodel.states import JobId, Transition, now_from
@@ -151,7 +152,7 @@ class ScheddService(DaemonService):
         #: set once stopping begins: nothing new is scheduled on the queue, closed when the stop ends
         self._stopping = False
         self._periodic.clock = reactor
-        self.spool_cleanup = SpoolCleanup(self.queue, schedd.spool, _default_run_blocking(), reactor)
+        self.spool_cleanup = SpoolCleanup(self.queue, schedd.spool, in_worker_thread, reactor)
         self.execution = _execution_for(self) if with_execution else None
         if self.execution is not None:
             self.execution.setName("execution")
@@ -484,11 +485,6 @@ def _cluster_log_target(cluster_text: str) -> LogTarget | None:
     """The event log a cluster's own ad names (where its cluster events go)."""
     return log_target(decode_entries(cluster_text, _LOG_KEYS))
 
-
-def _default_run_blocking():
-    from twisted.internet.threads import deferToThread
-
-    return deferToThread
 
 
 def _execution_for(service: ScheddService) -> Execution:

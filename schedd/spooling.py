@@ -23,6 +23,7 @@ from daemoncore.security.accounts import Account
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.errors import BadRequest, Conflict, Forbidden, NotFound
 from daemoncore.wire.server import ApiRequest, BytesReply, JsonReply
+from daemoncore.worker_threads import in_worker_thread
 from jobmodel.states import DELETE, JobId, JobStatus, Transition, job_id_of, now_from, status_of
 from schedd.intake import ClusterToStore
 from shadow.owner_rights import OUTPUT, job_account
@@ -44,11 +45,6 @@ MAX_SPOOLED_FILES = 10_000
 MAX_FETCH_BYTES = 256 * 1024 * 1024
 TAR_TYPE = b"application/x-tar"
 
-
-def _default_run_blocking() -> Callable[..., Deferred]:
-    from twisted.internet.threads import deferToThread
-
-    return deferToThread
 
 
 def held_for_input(cluster: ClusterToStore) -> ClusterToStore:
@@ -106,7 +102,7 @@ class Spooling:
 
     def __init__(self, service, run_blocking: Callable[..., Deferred] | None = None) -> None:
         self._service = service
-        self._run_blocking = run_blocking or _default_run_blocking()
+        self._run_blocking = run_blocking or in_worker_thread
 
     def handlers(self) -> dict:
         """The spool routes, for the schedd's route table."""

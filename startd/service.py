@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 
 import attrs
-from twisted.internet import task, threads
+from twisted.internet import task
 from twisted.internet.defer import Deferred, DeferredList, FirstError, gatherResults, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -24,6 +24,7 @@ from daemoncore.reactor_turns import in_slices
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
+from daemoncore.worker_threads import in_worker_thread
 from startd.advertised_slots import AdvertisedSlots
 from startd.claim_leases import (
     DEFAULT_ALIVE_INTERVAL,
@@ -71,11 +72,6 @@ AD_SLICE_SECONDS = 0.02
 _log = Logger()
 
 
-def run_in_thread(function: Callable, *args, **kwargs) -> Deferred:
-    """Run blocking ``function`` (file transfer) in the reactor's thread pool."""
-    return threads.deferToThread(function, *args, **kwargs)
-
-
 def _first_cause(failure: Failure) -> Failure:
     """The failure inside (possibly nested) ``gatherResults`` errors, for the log."""
     while failure.check(FirstError):
@@ -88,7 +84,7 @@ class StartdService(DaemonService):
 
     def __init__(self, settings: DaemonSettings, reactor, table: SlotTable, run_settings: RunSettings,
                  key: bytes | None = None, http=None,
-                 run_blocking: Callable[..., Deferred] = run_in_thread,
+                 run_blocking: Callable[..., Deferred] = in_worker_thread,
                  run_as_policy: RunAsPolicy | None = None, lease_terms: LeaseTerms | None = None,
                  gpu_monitor: GpuMonitor | None = None, mps_daemons: MpsDaemons | None = None,
                  preempt_policy: PreemptPolicy | None = None) -> None:
@@ -361,7 +357,7 @@ def build_startd(settings: DaemonSettings, reactor, config: Config) -> StartdSer
                                  rank=config.param("RANK") or "0", domains=domains,
                                  max_job_retirement_time=config.param("MAXJOBRETIREMENTTIME") or "0",
                                  **placement_options(config))
-    gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, run_in_thread)
+    gpu = build_gpu_enforcement(config, execute_dir, machine.hostname, machine.gpus, reactor, in_worker_thread)
     run_settings = attrs.evolve(run_settings_from(config, execute_dir), gpu_sharing=gpu.sharing,
                                 launcher=JobLauncher(reactor) if policy.switch_user else None)
     return StartdService(settings, reactor, table, run_settings, run_as_policy=policy,

@@ -339,7 +339,7 @@ def test_a_large_description_takes_its_id_at_once_and_is_expanded_off_the_reacto
             during.append((schedd.queue.db.cluster_ids(), len(schedd.queue),
                            schedd.queue.submit_cluster(cluster_ad("alice"), proc_ads(1))))
         return maybeDeferred(work)
-    monkeypatch.setattr(routes, "_run_blocking", in_a_worker)
+    monkeypatch.setattr(routes, "in_worker_thread", in_a_worker)
     answer = submit(call, tmp_path, SLEEP.replace("queue 3", "queue 5")).json()
     assert (answer["cluster"], answer["num_procs"]) == (1, 5)
     assert during == [([], 0, 2)]
@@ -361,7 +361,7 @@ def test_a_long_description_is_expanded_off_the_reactor_without_being_read_first
     monkeypatch.setattr(routes, "EXPAND_INLINE_CHARS", 100)
     monkeypatch.setattr(routes, "description_procs", lambda *args, **kwargs: pytest.fail("read on the reactor"))
     workers = []
-    monkeypatch.setattr(routes, "_run_blocking", lambda work: workers.append(work) or maybeDeferred(work))
+    monkeypatch.setattr(routes, "in_worker_thread", lambda work: workers.append(work) or maybeDeferred(work))
     items = "\n".join(f"input{index}.dat" for index in range(12))
     answer = submit(call, tmp_path, f"executable = /bin/true\narguments = $(Item)\nqueue Item from (\n{items}\n)\n").json()
     assert (answer["cluster"], answer["num_procs"], len(workers)) == (1, 12, 1)
