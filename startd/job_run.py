@@ -137,6 +137,8 @@ class JobRun:
         self.gpu_attributes: dict[str, Any] = {}
         self._gpu_hold: dict[str, Any] | None = None
         self.ended = False
+        #: The claim was released by its holder: the run reports nothing more.
+        self.unreported = False
         #: The claim's next activation, when the schedd sent it back inside the answer
         #: to this run's exit report (ACTIVATE's body; the startd starts it once this run is over).
         self.next_activation: dict | None = None
@@ -154,10 +156,15 @@ class JobRun:
         if self.starter is not None:
             self.starter.vacate()
 
-    def kill(self, reason: str) -> None:
-        """Kill the job's whole tree now; it is reported evicted."""
+    def kill(self, reason: str, reported: bool = True) -> None:
+        """Kill the job's whole tree now; it is reported evicted, unless not ``reported``:
+        the claim's holder released the claim, so no shadow there waits for a word of
+        this run (500 jobs removed at once each sent an evicted report the schedd could
+        only refuse, 500 connections and answers on both reactors)."""
         self.stop_reason = self.stop_reason or reason
         self._forceful = True
+        if not reported:
+            self.unreported = True
         if self.starter is not None:
             self.starter.kill()
 
@@ -429,6 +436,8 @@ class JobRun:
         records the start before the exit, so both events are written, in order."""
         if event in FINAL_REPORTS:
             self.final_report_sent = True
+        if self.unreported:
+            return False
         if event == "exit" and self._execute_pending:
             self._execute_pending = False
             attrs_ = {**self.execute_attrs, **attrs_}

@@ -294,9 +294,9 @@ class StartdRoutes:
             return JsonReply({"released": True})
         slot = self._slot(claim_id)
         run = self.runs.get(claim_id)
-        if run is not None:
+        if run is not None:  # its holder gave the claim up: the run's end is not reported to it
             self._releasing.add(claim_id)
-            self._stop(slot, run, "the claim was released", graceful=False)
+            self._stop(slot, run, "the claim was released", graceful=False, reported=False)
             return JsonReply({"released": True})
         try:
             self.table.release(claim_id)
@@ -627,14 +627,18 @@ class StartdRoutes:
         except ClaimError as exc:
             raise _refusal(exc) from None
 
-    def _stop(self, slot: Slot, run: JobRun, reason: str, graceful: bool) -> None:
+    def _stop(self, slot: Slot, run: JobRun, reason: str, graceful: bool, reported: bool = True) -> None:
+        """Vacate (``graceful``) or kill the run of ``slot``'s claim, once; not ``reported``:
+        killed, and its end is not reported (even when it was being killed already)."""
         pair = (slot.status.state, slot.status.activity)
         if graceful and pair != (State.PREEMPTING, Activity.VACATING) and pair != (State.PREEMPTING, Activity.KILLING):
             self.table.vacate(slot.claim_id)
             run.vacate(reason)
         elif pair != (State.PREEMPTING, Activity.KILLING):
             self.table.kill(slot.claim_id)
-            run.kill(reason)
+            run.kill(reason, reported)
+        elif not reported:
+            run.kill(reason, reported)
         self._changed()
 
     def _run_ended(self, ending: Ending, claim_id: str, run: JobRun) -> Ending:

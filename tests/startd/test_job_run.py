@@ -85,6 +85,7 @@ class OutputLink(NoFetchLink):
 def _timed_run(tmp_path, delay: float, output: bool = False):
     """A run whose job is started by a stand-in (its end fired by the test) on a
     ``task.Clock``, with ``execute_report_delay`` of ``delay``; (clock, link, end, ended)."""
+    tmp_path.mkdir(exist_ok=True)
     job = _job(tmp_path, Cmd="/bin/true", **({"TransferOutput": "result.txt"} if output else {}))
     execute = tmp_path / "execute"
     execute.mkdir()
@@ -94,10 +95,11 @@ def _timed_run(tmp_path, delay: float, output: bool = False):
                  execute_attrs={"RemoteHost": "slot1_1@host"}, inline_input=b"".join(send_input(job).stream))
     run._start = lambda _job: finished
 
-    def end() -> None:
+    def end(stopped: bool = False) -> None:
         if output:
             (execute / os.listdir(execute)[0] / "result.txt").write_text("made\n")
-        finished.callback(JobOutcome(0, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null"))
+        finished.callback(JobOutcome(0, False, None, Usage(), run.sandbox, "/dev/null", "/dev/null", stopped))
+    link.run = run
     ended: list = []
     run.run().addCallback(ended.append)
     return clock, link, end, ended
@@ -208,3 +210,14 @@ def test_the_exit_report_takes_the_next_activation_and_the_run_keeps_it(tmp_path
     assert ended == [Ending.EXITED]
     assert link.reports == [("execute", {"takes_activation": False}), ("exit", {"takes_activation": True})]
     assert run.next_activation == {"job_id": "1.1"}
+
+
+def test_a_run_killed_unreported_sends_no_word_of_its_end(tmp_path):
+    """Killed with ``reported=False`` (its claim was released by its holder), the run ends
+    evicted without an evicted report; killed plainly, it reports one."""
+    for reported, expected in ((False, ["execute"]), (True, ["execute", "evicted"])):
+        clock, link, end, ended = _timed_run(tmp_path / str(reported), 0.0)
+        link.run.kill("the claim was released", reported=reported)
+        end(stopped=True)
+        assert ended == [Ending.EVICTED]
+        assert [event for event, _ in link.reports] == expected

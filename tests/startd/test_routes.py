@@ -43,9 +43,10 @@ class RecordedRun:
         self.asked.append(("vacate", reason))
         self.stopping = True
 
-    def kill(self, reason):
+    def kill(self, reason, reported=True):
         self.asked.append(("kill", reason))
         self.stopping = True
+        self.reported = reported
 
     def end(self, how=Ending.EXITED):
         self.ending.callback(how)
@@ -276,6 +277,30 @@ def test_release_kills_a_running_job_then_ends_the_claim(startd):
     run.end(Ending.EVICTED)
     assert "slot1_1@node1" not in startd["table"].slots
     assert startd["post"]("/release", {"claim_id": grant["claim_id"]}).status == 404
+
+
+def test_a_released_claims_run_is_killed_without_reporting_its_end(startd):
+    """RELEASE comes from the claim's holder, which has no shadow left for the run: the
+    kill asks the run not to report; a vacate's kill still does."""
+    released = claim(startd).json()
+    activate(startd, released)
+    vacated = claim(startd).json()
+    activate(startd, vacated, job_id="4.1")
+    first, second = startd["runs"]
+    startd["post"]("/release", {"claim_id": released["claim_id"]})
+    startd["post"]("/vacate", {"claim_id": vacated["claim_id"], "graceful": False})
+    assert (first.reported, second.reported) == (False, True)
+
+
+def test_a_release_during_a_kill_still_silences_the_run(startd):
+    """A claim being killed already (a forceful vacate) and then released: the run is told
+    not to report its end."""
+    grant = claim(startd).json()
+    activate(startd, grant)
+    [run] = startd["runs"]
+    startd["post"]("/vacate", {"claim_id": grant["claim_id"], "graceful": False})
+    startd["post"]("/release", {"claim_id": grant["claim_id"]})
+    assert run.reported is False
 
 
 def test_release_of_an_idle_claim_returns_its_resources_at_once(startd):
