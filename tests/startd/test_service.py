@@ -128,6 +128,75 @@ def test_unchanged_static_slots_ads_are_not_made_again(machine, clock, tmp_path)
     assert third[2]["ClaimRequestsRefused"] == 1
 
 
+class RecordingCollector(Resource):
+    """The collector's routes, recording the names each update carried (public and private)."""
+
+    isLeaf = True
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.updates = []
+
+    def render(self, request):
+        body = json.loads(request.content.read() or b"null")
+        request.content.seek(0)
+        if request.path.endswith(b"/v1/ads/Machine"):
+            self.updates.append((bool(body.get("private")), sorted(ad["Name"] for ad in body["ads"])))
+        return self.inner.render(request)
+
+
+def test_a_change_sends_only_the_changed_slots_and_the_periodic_update_sends_all(machine, clock, tmp_path):
+    """After a claim on slot2 the change update carries slot2's ads alone (public and
+    private); the periodic update carries every slot's; no change, no update."""
+    store = AdStore(clock, default_lifetime=900)
+    collector = RecordingCollector(ApiResource(CollectorRoutes(store, CollectorMetrics(store)).handlers(),
+                                               token_verifier(KEY, clock)))
+    http = StubTreq(collector)
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("NUM_SLOTS = 4", env={}), machine), clock)
+    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY, http=http)
+    every = [f"slot{n}@node1" for n in range(1, 5)]
+    service.advertise_self({})
+    http.flush()
+    assert collector.updates == [(False, every), (True, every)]
+    [claim_id] = [ad["ClaimId"] for ad in table.private_ads() if ad["Name"] == "slot2@node1"]
+    table.request_claim(claim_id, classad.ClassAd({"RequestCpus": 1}))
+    service.changed()
+    clock.advance(CHANGE_ADVERTISE_DELAY)
+    http.flush()
+    assert collector.updates[2:] == [(False, ["slot2@node1"]), (True, ["slot2@node1"])]
+    assert {s.name: s.wire["State"] for s in store.query("Machine", private=False)}["slot2@node1"] == "Claimed"
+    service.changed()
+    clock.advance(CHANGE_ADVERTISE_DELAY)
+    http.flush()
+    assert len(collector.updates) == 4
+    service.advertise_self({})
+    http.flush()
+    assert collector.updates[4:] == [(False, every), (True, every)]
+
+
+def test_after_a_failed_update_the_next_change_sends_every_slot(machine, clock, tmp_path):
+    """A change update the collector did not take may have lost ads: the next one sends them all."""
+    store = AdStore(clock, default_lifetime=900)
+    collector = RecordingCollector(ApiResource(CollectorRoutes(store, CollectorMetrics(store)).handlers(),
+                                               token_verifier(KEY, clock)))
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("NUM_SLOTS = 2", env={}), machine), clock)
+    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY, http=StubTreq(collector))
+    service.advertise_self({})
+    service._http.flush()
+    service._http = StubTreq(Unavailable())
+    [claim_id] = [ad["ClaimId"] for ad in table.private_ads() if ad["Name"] == "slot1@node1"]
+    table.request_claim(claim_id, classad.ClassAd({"RequestCpus": 1}))
+    service.changed()
+    clock.advance(CHANGE_ADVERTISE_DELAY)
+    service._http.flush()
+    service._http = StubTreq(collector)
+    service.changed()
+    clock.advance(CHANGE_ADVERTISE_DELAY)
+    service._http.flush()
+    assert collector.updates[2:] == [(False, ["slot1@node1", "slot2@node1"]), (True, ["slot1@node1", "slot2@node1"])]
+
+
 class Unavailable(Resource):
     """A collector that answers every call with 503."""
 
