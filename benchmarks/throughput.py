@@ -140,23 +140,23 @@ def ping_once(host: str, port: int) -> float:
 
 def probe_daemons(addresses: dict[str, str], stop, results) -> None:
     """The probe process: one thread per daemon pinging it every :data:`PROBE_INTERVAL`
-    until ``stop`` is set; puts ``{name: (probes, p50 s, max s)}`` in ``results``."""
+    until ``stop`` is set; puts ``{name: [(sent at, seconds), ...]}`` in ``results``
+    (``time.monotonic()`` times: one clock for every process of the machine)."""
     import threading
 
-    found: dict[str, tuple[int, float, float]] = {}
+    found: dict[str, list[tuple[float, float]]] = {}
 
     def one(name: str, address: str) -> None:
         host, port = address.rsplit(":", 1)
         latencies = []
         while not stop.is_set():
+            sent = time.monotonic()
             try:
-                latencies.append(ping_once(host.strip("<"), int(port.strip(">"))))
+                latencies.append((sent, ping_once(host.strip("<"), int(port.strip(">")))))
             except OSError:
                 pass
             stop.wait(PROBE_INTERVAL)
-        latencies.sort()
-        if latencies:
-            found[name] = (len(latencies), latencies[len(latencies) // 2], latencies[-1])
+        found[name] = latencies
 
     threads = [threading.Thread(target=one, args=item) for item in addresses.items()]
     for thread in threads:
@@ -166,31 +166,58 @@ def probe_daemons(addresses: dict[str, str], stop, results) -> None:
     results.put(found)
 
 
+def latency_summary(latencies: list[float]) -> tuple[int, float, float]:
+    """(how many, p50, max) of some pings' seconds."""
+    ordered = sorted(latencies)
+    return len(ordered), ordered[len(ordered) // 2], ordered[-1]
+
+
 class StallProbe:
-    """Runs :func:`probe_daemons` in its own process while a phase runs."""
+    """Runs :func:`probe_daemons` in its own process while a phase runs; :meth:`mark`
+    starts a new window of the phase (say, removing the jobs), reported apart."""
 
     def __init__(self, addresses: dict[str, str]) -> None:
         context = multiprocessing.get_context("spawn")
         self._stop = context.Event()
         self._results = context.Queue()
         self._process = context.Process(target=probe_daemons, args=(addresses, self._stop, self._results))
+        self._marks: list[tuple[float, str]] = []
 
     def __enter__(self) -> "StallProbe":
         self._process.start()
         return self
 
+    def mark(self, label: str) -> None:
+        """The pings sent from now on belong to the window ``label``."""
+        self._marks.append((time.monotonic(), label))
+
     def __exit__(self, *_exc) -> None:
         self._stop.set()
         found = self._results.get(timeout=60)
         self._process.join(timeout=10)
-        control = found.get("MASTER")
+        control = latency_summary([s for _, s in found["MASTER"]]) if found.get("MASTER") else None
         for name in PROBED:
-            if name not in found:
+            if not found.get(name):
                 continue
-            count, p50, worst = found[name]
+            count, p50, worst = latency_summary([seconds for _, seconds in found[name]])
             versus = f"; idle master's longest {control[2] * 1000:.1f} ms" if control and name != "MASTER" else ""
             print(f"  {name.lower()} longest reactor stall <= {worst * 1000:.1f} ms "
                   f"(slowest of {count} pings; their p50 {p50 * 1000:.1f} ms{versus})")
+            for label, window in self._windows(found[name]):
+                if window:
+                    count, p50, worst = latency_summary(window)
+                    print(f"    {label}: longest {worst * 1000:.1f} ms (of {count} pings; p50 {p50 * 1000:.1f} ms)")
+
+    def _windows(self, pings: list[tuple[float, float]]) -> list[tuple[str, list[float]]]:
+        """The pings' seconds split by the marks (none: no split)."""
+        if not self._marks:
+            return []
+        bounds = [(float("-inf"), "before " + self._marks[0][1]), *self._marks]
+        windows = []
+        for index, (began, label) in enumerate(bounds):
+            ended = bounds[index + 1][0] if index + 1 < len(bounds) else float("inf")
+            windows.append((label, [seconds for sent, seconds in pings if began <= sent < ended]))
+        return windows
 
 
 def probed_addresses(facts: dict) -> dict[str, str]:
@@ -227,12 +254,33 @@ queue {count}
 """
 
 
-def memory_phase(submit, env: dict, work: str, schedd: psutil.Process, args: argparse.Namespace) -> float:
-    """``args.slots`` jobs of ``/bin/sleep``: the schedd's RSS growth per running job, in MiB."""
+#: How long the probe goes on once the removed jobs are gone (the startd ends their claims).
+SETTLE_SECONDS = 1.0
+
+
+def wait_for_jobs_gone(startd: psutil.Process | None, timeout: float) -> float:
+    """Wait until no ``sleep`` process runs under ``startd`` (or ``timeout`` s); the seconds waited."""
+    began = time.monotonic()
+    while startd is not None and time.monotonic() - began < timeout:
+        try:
+            if not any(child.name() == "sleep" for child in startd.children(recursive=True)):
+                break
+        except psutil.Error:
+            pass
+        time.sleep(0.1)
+    return time.monotonic() - began
+
+
+def memory_phase(submit, env: dict, work: str, procs: dict, args: argparse.Namespace,
+                 probe: "StallProbe") -> float:
+    """``args.slots`` jobs of ``/bin/sleep``: the schedd's RSS growth per running job, in MiB.
+    Then the jobs are removed, and the probe goes on until the startd has ended them."""
+    schedd = procs["schedd"]
     path = os.path.join(work, "sleep.sub")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(SLEEP_JOBS.format(seconds=args.sleep, count=args.slots))
     before = schedd.memory_info().rss
+    probe.mark("submit")
     began = time.monotonic()
     submit(path)
     running = count_executing(os.path.join(work, "sleep.log"), args.slots, min(args.timeout, args.sleep))
@@ -242,7 +290,11 @@ def memory_phase(submit, env: dict, work: str, schedd: psutil.Process, args: arg
     per_job = (after - before) / running / (1 << 20)
     print(f"sleep: {running} of {args.slots} jobs running {time.monotonic() - began:.1f} s after submit; "
           f"schedd RSS {before / (1 << 20):.1f} -> {after / (1 << 20):.1f} MiB = {per_job:.3f} MiB per running job")
+    probe.mark("rm")
     roost(env, "rm", "-all")
+    gone = wait_for_jobs_gone(procs.get("startd"), args.timeout)
+    print(f"rm: the startd had ended every job {gone:.1f} s after rm -all returned")
+    time.sleep(SETTLE_SECONDS)
     return per_job
 
 
@@ -329,9 +381,9 @@ def loopback_pool(args: argparse.Namespace) -> tuple[float, float] | None:
 
         def submit(path: str) -> None:
             subprocess.run([*ROOST, "submit", path], env=env, cwd=work, check=True, capture_output=True)
-        with StallProbe(probed_addresses(facts)):
+        with StallProbe(probed_addresses(facts)) as probe:
             if args.sleep is not None:
-                memory_phase(submit, env, work, procs["schedd"], args)
+                memory_phase(submit, env, work, procs, args, probe)
                 return None
             rates = run_both_phases(submit, work, procs, args)
         base = direct_baseline(["/bin/true"], args.true_jobs)
