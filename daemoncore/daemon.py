@@ -193,12 +193,23 @@ class DaemonService(service.MultiService):
             "RoostPid": os.getpid(),
         }
 
+    def advertise(self) -> Deferred | None:
+        """Make the daemon's ad and send it (a daemon whose ad needs slow work, such as
+        counting its queue, overrides this to do that work off the reactor)."""
+        return self.advertise_self(self.own_ad())
+
     def advertise_self(self, ad: dict) -> Deferred | None:
         """Send the daemon's ad to the collector (the collector overrides this)."""
-        if not self.settings.collector_host:
-            _log.info("{daemon}: no COLLECTOR_HOST, not advertising", daemon=self.settings.daemon_type)
+        if not self.has_collector():
             return None
         return self._collector_client().call(ADVERTISE, {"ads": [ad]}, ad_type=self.settings.ad_type)
+
+    def has_collector(self) -> bool:
+        """Whether the daemon has a collector to advertise to (``COLLECTOR_HOST``); logs
+        that nothing is sent when it has none."""
+        if not self.settings.collector_host:
+            _log.info("{daemon}: no COLLECTOR_HOST, not advertising", daemon=self.settings.daemon_type)
+        return bool(self.settings.collector_host)
 
     def daemon_token(self, lifetime: float | None = None) -> str:
         """A DAEMON token naming this daemon (``schedd@pool``), minted with the pool key
@@ -277,7 +288,7 @@ class DaemonService(service.MultiService):
     def _advertise_quietly(self) -> Deferred | None:
         """Advertise once; a failure is logged and the loop carries on."""
         try:
-            sent = self.advertise_self(self.own_ad())
+            sent = self.advertise()
         except Exception:
             _log.failure("{daemon}: advertising failed", daemon=self.settings.daemon_type)
             return None

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 import attrs
 from twisted.internet import task
-from twisted.internet.defer import Deferred, DeferredList
-from twisted.internet.task import deferLater
+from twisted.internet.defer import Deferred, DeferredList, maybeDeferred
 from twisted.logger import Logger
 
 from classad import ClassAd
@@ -28,17 +27,18 @@ from daemoncore.worker_threads import in_worker_thread
 from jobmodel.errors import BadConstraintError, EventLogError
 from jobmodel.eventlog import Event, EventLogWriter, EventType
 from jobmodel.states import JobId, Transition, now_from
-from schedd.ads import scheduler_totals, submitter_ads
+from schedd.ads import SubmitterTotals, scheduler_totals, submitter_ads
 from schedd.execution import Execution
 from schedd.factory_events import FactoryEvents
 from schedd.flock_advertiser import FlockAdvertiser, flocked_ads
 from schedd.flocking import FlockLevels, FlockSettings
+from schedd.fresh_counts import FreshCounts
 from schedd.job_events import JobEvents
 from schedd.metrics import ScheddMetrics
 from schedd.policy import SystemPolicy
 from schedd.queue import JobQueue
 from schedd.queue.factory_jobs import FactoryMakers, ProcMaker
-from schedd.queue.jobqueue import MATERIALIZE_PER_PASS
+from schedd.queue.jobqueue import MATERIALIZE_PER_PASS, owner_totals
 from schedd.queue.stored import decode_entries, value_in
 from schedd.routes import ScheddRoutes
 from schedd.spool_cleanup import SpoolCleanup, may_leave
@@ -138,7 +138,10 @@ class ScheddService(DaemonService):
         os.makedirs(schedd.spool, exist_ok=True)
         self.queue = JobQueue(schedd.spool, reactor, history_max_jobs=schedd.history_max_jobs,
                               history_max_age=schedd.history_max_age)
-        self.metrics = ScheddMetrics(self.queue.totals_by_owner, self.metrics_registry)
+        counter = self.queue.totals_counter()
+        self.fresh_totals = (FreshCounts(counter, in_worker_thread) if counter is not None
+                             else FreshCounts(self.queue.totals_by_submitter, maybeDeferred))
+        self.metrics = ScheddMetrics(self._latest_owner_totals, self.metrics_registry)
         self._routes = ScheddRoutes(self)
         self._cluster_logs: dict[int, LogTarget | None] = {}
         self._advertised_submitters: set[str] = set()
@@ -248,7 +251,7 @@ class ScheddService(DaemonService):
         if not self.running or not self.settings.collector_host:
             return
         try:
-            sent = self.advertise_self(self.own_ad())
+            sent = self.advertise()
         except Exception:
             _log.failure("schedd: advertising after a submit failed")
             return
@@ -388,11 +391,12 @@ class ScheddService(DaemonService):
             self.queue_changed()
 
     # --- ads ----------------------------------------------------------------
-    def own_ad(self) -> dict:
+    def own_ad(self, totals: SubmitterTotals | None = None) -> dict:
+        """The Scheduler ad, with the job totals of ``totals`` (counted now when None)."""
         ad = super().own_ad()
         ad["Name"] = socket.gethostname()
         ad["ScheddIpAddr"] = f"<{self.address}>"
-        ad.update(scheduler_totals(self.queue.totals_by_owner()))
+        ad.update(scheduler_totals(owner_totals(self.queue.totals_by_submitter() if totals is None else totals)))
         ad["TotalFlockedJobs"] = sum(self._flocked().values())
         if self.schedd_settings.flock.collectors:
             ad["EffectiveFlockList"] = self.flock_advertiser.effective_flock_list()
@@ -401,25 +405,27 @@ class ScheddService(DaemonService):
     def _flocked(self) -> dict[str, int]:
         return self.execution.flocked_by_submitter() if self.execution is not None else {}
 
-    def submitter_ads(self, schedd_name: str) -> list[dict]:
+    def submitter_ads(self, schedd_name: str, totals: SubmitterTotals | None = None) -> list[dict]:
         """The Submitter ads this schedd sends: one per submitter with jobs (its jobs'
-        ``AccountingGroup``, else their owner, ``@UID_DOMAIN``), with how many run in other pools."""
-        return flocked_ads(submitter_ads(self.queue.totals_by_submitter(), schedd_name, self.address,
-                                         self.schedd_settings.domain), self._flocked())
+        ``AccountingGroup``, else their owner, ``@UID_DOMAIN``), with how many run in other
+        pools; the job totals of ``totals`` (counted now when None)."""
+        totals = self.queue.totals_by_submitter() if totals is None else totals
+        return flocked_ads(submitter_ads(totals, schedd_name, self.address, self.schedd_settings.domain),
+                           self._flocked())
 
-    def advertise_self(self, ad: dict):
-        """The Scheduler ad now, the Submitter ads in the next reactor turn: each counts
-        the whole queue (tens of milliseconds at 100,000 jobs), and together, with a large
-        rm's slice due in the same turn, they held the reactor over 100 ms."""
-        scheduler = super().advertise_self(ad)
-        if scheduler is None:
+    def advertise(self) -> Deferred | None:
+        """Count the queue in a worker thread (100,000 jobs held the reactor up to 109 ms),
+        then send the Scheduler ad and the Submitter ads made from that one count."""
+        if not self.has_collector():
             return None
-        submitters = deferLater(self.reactor, 0, self._advertise_submitters, ad["Name"])
-        return DeferredList([scheduler, submitters], fireOnOneErrback=True, consumeErrors=True)
+        return self.fresh_totals().addCallback(self._advertise_counted)
 
-    def _advertise_submitters(self, schedd_name: str) -> Deferred:
-        sent = []
-        submitters = self.submitter_ads(schedd_name)
+    def _advertise_counted(self, totals: SubmitterTotals) -> Deferred | None:
+        if self._stopping:
+            return None
+        ad = self.own_ad(totals)
+        sent = [self.advertise_self(ad)]
+        submitters = self.submitter_ads(ad["Name"], totals)
         if self.schedd_settings.flock.collectors:
             sent.append(self.flock_advertiser.advertise(submitters))
         client = self.daemon_client(self.settings.collector_host)
@@ -431,6 +437,12 @@ class ScheddService(DaemonService):
             sent.append(client.call(INVALIDATE, {"names": sorted(gone)}, ad_type="Submitter"))
         self._advertised_submitters = names
         return DeferredList(sent, fireOnOneErrback=True, consumeErrors=True)
+
+    def _latest_owner_totals(self) -> dict:
+        """Per owner and status, the jobs of the last count (the metrics' gauge: a scrape
+        must not count the queue on the reactor); counted now before the first."""
+        latest = self.fresh_totals.latest
+        return owner_totals(self.queue.totals_by_submitter() if latest is None else latest)
 
     # --- lifecycle ------------------------------------------------------------
     def startService(self) -> None:

@@ -833,22 +833,44 @@ class JobQueue(JobSelecting):
 
     # --- summaries ------------------------------------------------------------
     def totals_by_owner(self) -> dict[str | None, dict[JobStatus, int]]:
-        """Per owner, how many jobs are in each status (for Submitter ads)."""
-        found: dict[str | None, dict[JobStatus, int]] = {}
-        for owner, status, count in self.db.count_jobs_by_owner():
-            found.setdefault(owner, {})[JobStatus(status)] = count
-        return found
+        """Per owner, how many jobs are in each status (for the Scheduler ad)."""
+        return owner_totals(self.totals_by_submitter())
 
     def totals_by_submitter(self) -> dict[str | None, dict[str | None, dict[JobStatus, int]]]:
         """Per submitter (AccountingGroup, else Owner) and, within it, per owner, how many
         jobs are in each status (for Submitter ads), read from the queue's index."""
-        found: dict[str | None, dict[str | None, dict[JobStatus, int]]] = {}
-        for submitter, owner, status, count in self.db.count_jobs_by_submitter():
-            found.setdefault(submitter, {}).setdefault(owner, {})[JobStatus(status)] = count
-        return found
+        return submitter_totals(self.db.count_jobs_by_submitter())
+
+    def totals_counter(self) -> Callable[[], dict[str | None, dict[str | None, dict[JobStatus, int]]]] | None:
+        """:meth:`totals_by_submitter` as a function a worker thread may call, on a
+        connection of its own; None for a queue in memory (count on the queue's thread)."""
+        counter = self.db.submitter_counter()
+        return None if counter is None else lambda: submitter_totals(counter())
 
     def __len__(self) -> int:
         return self.db.count_jobs()
+
+
+def submitter_totals(rows: Iterable[tuple[str | None, str | None, int, int]],
+                     ) -> dict[str | None, dict[str | None, dict[JobStatus, int]]]:
+    """Nested totals from ``(submitter, owner, status, count)`` rows."""
+    found: dict[str | None, dict[str | None, dict[JobStatus, int]]] = {}
+    for submitter, owner, status, count in rows:
+        found.setdefault(submitter, {}).setdefault(owner, {})[JobStatus(status)] = count
+    return found
+
+
+def owner_totals(by_submitter: dict[str | None, dict[str | None, dict[JobStatus, int]]],
+                 ) -> dict[str | None, dict[JobStatus, int]]:
+    """Per owner, how many jobs are in each status, summed over the submitters (an owner
+    submits as herself and as each accounting group she names)."""
+    found: dict[str | None, dict[JobStatus, int]] = {}
+    for by_owner in by_submitter.values():
+        for owner, by_status in by_owner.items():
+            mine = found.setdefault(owner, {})
+            for status, count in by_status.items():
+                mine[status] = mine.get(status, 0) + count
+    return found
 
 
 def _factory_state(cluster: Entries) -> factory.FactoryState:
