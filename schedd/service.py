@@ -44,6 +44,7 @@ from schedd.routes import ScheddRoutes
 from schedd.spool_cleanup import SpoolCleanup, may_leave
 from schedd.spooling import Spooling
 from schedd.submit import SubmitError
+from schedd.wal_checkpoints import WalCheckpoints
 from shadow.owner_rights import EVENT_LOG, NoOwnerAccountError, owner_account
 
 DEFAULT_SCHEDD_INTERVAL = 300.0
@@ -156,6 +157,9 @@ class ScheddService(DaemonService):
         self._stopping = False
         self._periodic.clock = reactor
         self.spool_cleanup = SpoolCleanup(self.queue, schedd.spool, in_worker_thread, reactor)
+        checkpoint = self.queue.db.checkpoint_apart()
+        if checkpoint is not None:
+            WalCheckpoints(checkpoint, in_worker_thread, reactor).setServiceParent(self)
         self.execution = _execution_for(self) if with_execution else None
         if self.execution is not None:
             self.execution.setName("execution")

@@ -1,10 +1,12 @@
-"""The schedd's job counts off the reactor: counted in a worker thread on a connection
-of the thread's own, one count at a time, each caller given a count begun after it asked."""
+"""The schedd's queue work done off the reactor, in worker threads on connections of
+their own: the job counts for its ads (one count at a time, each caller given a count
+begun after it asked) and the WAL's checkpoints."""
 
 import threading
 
 from twisted.internet.defer import Deferred, succeed
 
+from classad import ClassAd
 from jobmodel.states import JobStatus
 from schedd.fresh_counts import FreshCounts
 from schedd.queue import JobAction, JobQueue, JobSelection
@@ -117,3 +119,39 @@ def test_owner_totals_sum_an_owners_jobs_over_her_submitters():
                     "group_a.alice": {"alice": {JobStatus.IDLE: 2}, "bob": {JobStatus.RUNNING: 4}}}
     assert owner_totals(by_submitter) == {"alice": {JobStatus.IDLE: 5, JobStatus.HELD: 1},
                                           "bob": {JobStatus.RUNNING: 4}}
+
+
+def test_checkpoints_handed_over_are_made_only_by_the_function_and_catch_up(queue):
+    """Once handed over, no commit checkpoints the WAL (it grows past SQLite's
+    1,000-page mark by far), and the function, called from another thread, checkpoints all of it."""
+    checkpoint = queue.db.checkpoint_apart()
+    for _ in range(16):
+        queue.submit_cluster(cluster_ad("alice"), [ClassAd({"Args": f"{n} " + "x" * 1000}) for n in range(500)])
+    found = []
+    worker = threading.Thread(target=lambda: found.append(checkpoint()))
+    worker.start()
+    worker.join()
+    [(busy, frames, checkpointed)] = found
+    assert busy == 0 and frames > 2500 and checkpointed == frames
+    assert len(queue) == 8000
+
+
+def test_wal_checkpoints_run_every_interval_one_at_a_time_and_survive_a_failure():
+    from twisted.internet.task import Clock
+
+    from schedd.wal_checkpoints import WalCheckpoints
+    clock, worker = Clock(), ManualWorker()
+    checkpoints = WalCheckpoints(lambda: (0, 0, 0), worker, clock, interval=1.0)
+    checkpoints.startService()
+    clock.advance(1.0)
+    clock.advance(1.0)
+    clock.advance(1.0)
+    assert len(worker.runs) == 1  # the first has not ended: no second one meanwhile
+    worker.finish(0)
+    clock.advance(1.0)
+    worker.runs[1][1].errback(OSError("disk full"))
+    clock.advance(1.0)
+    assert len(worker.runs) == 3  # the failure was logged; the loop goes on
+    checkpoints.stopService()
+    clock.advance(5.0)
+    assert len(worker.runs) == 3
