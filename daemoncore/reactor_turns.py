@@ -37,17 +37,19 @@ def turn_by_turn(clock, step: Callable[[int], None], starts: Iterable[int]) -> D
 
 
 def in_slices(clock, steps: Iterator[object], budget: float,
-              timer: Callable[[], float] = time.perf_counter, max_steps: int | None = None) -> Deferred:
+              timer: Callable[[], float] = time.perf_counter, max_steps: int | None = None,
+              started: float | None = None) -> Deferred:
     """Advance ``steps`` (each ``next`` one piece of work) to its end, for at most
     ``budget`` seconds by ``timer`` and at most ``max_steps`` steps per reactor turn, but
-    always one step; the first slice now and each next in a later turn
+    always one step; the first slice now (its budget counted from ``started``, by
+    ``timer``, when the work began earlier in this turn) and each next in a later turn
     (``clock.callLater(0)``). Fires with what ``steps`` returned (a generator's
     ``return`` value) in the turn of its last step, or fails with the first exception a
     step raises; a Deferred fired already when one slice was enough."""
     done: Deferred = Deferred()
 
-    def run_slice() -> None:
-        deadline = timer() + budget
+    def run_slice(since: float | None = None) -> None:
+        deadline = (timer() if since is None else since) + budget
         taken = 0
         try:
             while True:
@@ -63,5 +65,5 @@ def in_slices(clock, steps: Iterator[object], budget: float,
             return
         clock.callLater(0, run_slice)
 
-    run_slice()
+    run_slice(started)
     return done

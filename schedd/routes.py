@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 import socket
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from twisted.internet.defer import Deferred
 
 from classad import ConstraintError, compile_constraint
 from classad import quote as quote_string
+from daemoncore.reactor_turns import in_slices
 from daemoncore.security import AuthorizationLevel
 from daemoncore.wire import schedd_routes as api
 from daemoncore.wire.adcodec import ad_from_json, ad_to_json
@@ -369,39 +370,22 @@ class _ActionRun:
         return JsonReply({"changed": self._changed, "refused": self._refused})
 
 
-def _in_slices(reactor, step, answer, give_up, started: float | None = None):
+def _in_slices(reactor, step: Callable[[], bool], answer: Callable[[], object], give_up: Callable[[], None],
+               started: float | None = None) -> Deferred:
     """Run ``step()`` until it returns True, for at most :data:`ACT_SLICE_SECONDS` per
     reactor turn (the first counted from ``started``, when the request's own work began,
-    but always one step), then ``answer()``: the answer at once when one slice was
-    enough, else a Deferred of it, other requests answered between slices. An error
-    (from the first slice raised at once) runs ``give_up()`` first."""
-    def run_slice(since: float | None = None) -> bool:
-        deadline = (time.perf_counter() if since is None else since) + ACT_SLICE_SECONDS
-        try:
-            while not step():
-                if time.perf_counter() >= deadline:
-                    return False
-        except BaseException:
-            give_up()
-            raise
-        return True
+    but always one step), then ``answer()``: a Deferred of the answer, fired at once when
+    one slice was enough, other requests answered between slices. A step's error runs
+    ``give_up()`` first."""
+    def until_done():
+        while not step():
+            yield
 
-    if run_slice(started):
-        return answer()
-    done = Deferred()
-
-    def next_slice() -> None:
-        try:
-            if not run_slice():
-                reactor.callLater(0, next_slice)
-                return
-            reply = answer()
-        except Exception:
-            done.errback()
-            return
-        done.callback(reply)
-    reactor.callLater(0, next_slice)
-    return done
+    def given_up(failure):
+        give_up()
+        return failure
+    slices = in_slices(reactor, until_done(), ACT_SLICE_SECONDS, started=started)
+    return slices.addErrback(given_up).addCallback(lambda _: answer())
 
 
 def _distinct(ads: Iterable) -> tuple:

@@ -73,3 +73,16 @@ def test_in_slices_fails_with_a_steps_error_and_runs_no_more():
     clock, failures = TurnClock(), []
     in_slices(clock, steps(), 1.0, _Ticks(0.0)).addErrback(failures.append)
     assert [f.value.args[0] for f in failures] == ["step two failed"] and not clock.pending
+
+
+def test_in_slices_counts_the_first_budget_from_when_the_work_began():
+    """Work that began 8 ms ago (by the timer) has 2 ms left of a 10 ms budget in its
+    first turn: one step there (always at least one), three in each later turn."""
+    from daemoncore.reactor_turns import in_slices
+
+    clock, seen, ticks = TurnClock(), [], _Ticks(0.004)
+    began = ticks() - 0.008
+    in_slices(clock, (seen.append(n) for n in range(7)), 0.010, ticks, started=began)
+    assert len(seen) == 1
+    clock.turn()
+    assert len(seen) == 4
