@@ -1,5 +1,7 @@
-"""The schedd's Prometheus metrics: jobs in the queue by state and owner (read from the
-queue at scrape time) and submits counted since the schedd started."""
+"""The schedd's Prometheus metrics: jobs in the queue by state and owner (as last counted
+for the schedd's ads, a second or so after each change; counted when scraped by a
+schedd with no collector, which makes no ads) and submits counted since
+the schedd started."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ Totals = Callable[[], "dict[str | None, dict[JobStatus, int]]"]
 
 
 class _JobCounts:
-    """Jobs per owner and state, read from the queue's totals when scraped so they are never stale."""
+    """Jobs per owner and state from ``totals`` when scraped (a scrape must not count
+    the queue on the reactor, so the schedd passes its last count)."""
 
     def __init__(self, totals: Totals) -> None:
         self._totals = totals
