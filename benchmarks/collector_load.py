@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import gc
 import json
 import os
 import random
@@ -195,6 +196,7 @@ def stalls_between(before: dict, after: dict, kind: str) -> tuple[int, int, str]
 
 def probe(address: str, token: str, seconds: float) -> dict:
     """The probe process: a one-ad query every :data:`PROBE_INTERVAL`; the slowest answer."""
+    gc.freeze()  # the probe's own full collections are not the collector's stalls
     began = time.perf_counter()
     latencies = []
     while time.perf_counter() - began < seconds:
