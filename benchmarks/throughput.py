@@ -348,19 +348,27 @@ def pool_settings(args: argparse.Namespace) -> dict[str, str]:
 
 
 _HELD = re.compile(r"reactor held (\d+) ms")
+#: What the watch reports of a turn whose own work took long (daemoncore/stall_watch.TurnSampler).
+_TURN = re.compile(r"reactor turn took (\d+) ms")
 
 
 def print_stall_reports(log_dir: str, threshold_ms: int) -> None:
     """With ``--stall-watch MS``: how often each daemon's own stall watch saw its reactor
-    held that long or longer, and the longest (the reports, with stacks, are in its log).
+    held that long or longer (its heartbeat that late), and how often one reactor turn's
+    own work took that long (a watch that follows turns), with the longest of each (the
+    reports, with stacks, are in its log).
     Off by default: the watch's heartbeat costs the daemons some CPU per job."""
     for name in sorted(os.listdir(log_dir)):
         if not name.endswith("Log"):
             continue
         with open(os.path.join(log_dir, name), encoding="utf-8", errors="replace") as log:
-            held = [int(found.group(1)) for found in _HELD.finditer(log.read())]
+            text = log.read()
+        held = [int(found.group(1)) for found in _HELD.finditer(text)]
+        turns = [int(found.group(1)) for found in _TURN.finditer(text)]
         if held:
             print(f"  {name}: reactor held >= {threshold_ms} ms {len(held)} times, longest {max(held)} ms")
+        if turns:
+            print(f"  {name}: a reactor turn took >= {threshold_ms} ms {len(turns)} times, longest {max(turns)} ms")
 
 
 def loopback_pool(args: argparse.Namespace) -> tuple[float, float] | None:

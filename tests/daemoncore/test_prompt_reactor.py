@@ -186,3 +186,88 @@ def test_calls_put_off_run_before_those_made_after_them(reactor):
     for _ in range(12):
         reactor.runUntilCurrent()
     assert ran == [*range(10), "made by 0"]
+
+
+def test_a_full_collection_is_due_when_idle_or_after_many_young_ones():
+    """Idle, the usual ten middle-generation collections make one due; busy, only the forced count does."""
+    from daemoncore.prompt_reactor import FULL_COLLECTION_DUE, FULL_COLLECTION_FORCED, full_collection_due
+
+    assert not full_collection_due(FULL_COLLECTION_DUE - 1, idle=True)
+    assert full_collection_due(FULL_COLLECTION_DUE, idle=True)
+    assert not full_collection_due(FULL_COLLECTION_FORCED - 1, idle=False)
+    assert full_collection_due(FULL_COLLECTION_FORCED, idle=False)
+
+
+@pytest.fixture
+def collections(reactor, monkeypatch):
+    """The reactor running full collections, with CPython's counts and collect stood in for."""
+    import daemoncore.prompt_reactor as module
+
+    counts, ran = [0, 0, 0], []
+    monkeypatch.setattr(module.gc, "get_count", lambda: tuple(counts))
+    monkeypatch.setattr(module.gc, "collect", lambda *args: ran.append(args))
+    reactor._collects = True
+    return counts, ran
+
+
+def test_a_due_full_collection_waits_for_an_idle_poll(reactor, collections):
+    """With a collection due, a poll that finds a socket ready does not collect, nor an
+    empty one right after it; an empty poll once no socket was ready for IDLE_SECONDS does."""
+    from daemoncore.prompt_reactor import FULL_COLLECTION_DUE, IDLE_SECONDS
+
+    counts, ran = collections
+    counts[2] = FULL_COLLECTION_DUE
+    inside, outside = _pair()
+    _End(reactor, inside, lambda _data: None).startReading()
+    outside.send(b"x")
+    reactor.doPoll(1.0)
+    reactor.doPoll(0.001)
+    assert ran == []
+    reactor._last_ready -= IDLE_SECONDS
+    reactor.doPoll(0.001)
+    assert ran == [()]
+    inside.close()
+    outside.close()
+
+
+def test_a_busy_reactor_collects_once_the_forced_count_is_reached(reactor, collections):
+    """Never idle, the reactor still runs a full collection at a turn's start after FULL_COLLECTION_FORCED."""
+    from daemoncore.prompt_reactor import FULL_COLLECTION_FORCED
+
+    counts, ran = collections
+    counts[2] = FULL_COLLECTION_FORCED - 1
+    reactor.runUntilCurrent()
+    assert ran == []
+    counts[2] = FULL_COLLECTION_FORCED
+    reactor.runUntilCurrent()
+    assert ran == [()]
+
+
+def test_collect_when_idle_turns_cpythons_automatic_full_collections_off(reactor):
+    """The third threshold is set out of reach; the first two stay as they were."""
+    import gc
+
+    from daemoncore.prompt_reactor import NO_AUTOMATIC_FULL_COLLECTION
+
+    before = gc.get_threshold()
+    try:
+        reactor.collect_when_idle()
+        assert gc.get_threshold() == (before[0], before[1], NO_AUTOMATIC_FULL_COLLECTION)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_reactor_counts_its_turns_and_notes_a_long_one_without_its_poll_wait(reactor):
+    """Each turn is counted; a turn whose timed calls took 30 ms is noted as long, its
+    idle wait in the poll left out; a short turn leaves the note as it was."""
+    first = reactor.turn_number
+    reactor.callLater(0, lambda: time.sleep(0.03))
+    reactor.runUntilCurrent()
+    reactor.doPoll(0.05)  # nothing ready: 50 ms of waiting, not of work
+    reactor.runUntilCurrent()
+    number, busy = reactor.long_turn
+    assert (reactor.turn_number, number) == (first + 2, first + 1)
+    assert 0.03 <= busy < 0.05
+    reactor.runUntilCurrent()
+    assert reactor.long_turn == (number, busy)
+    assert not reactor.polling

@@ -38,3 +38,31 @@ def test_the_watch_is_off_unless_configured():
     assert stall_watch_from_config(Config.from_text(""), Clock()) is None
     watch = stall_watch_from_config(Config.from_text("REACTOR_STALL_REPORT_MS = 100"), Clock())
     assert isinstance(watch, StallWatch)
+
+
+def _turn_looks(sampler, turn, since, times, long_turn=(0, 0.0), polling=False):
+    """Looks at a turn-watching sampler during turn ``turn`` begun at ``since``; the reports."""
+    return [sampler.look(since + when, turn, since, polling, long_turn, sys._getframe()) for when in times]
+
+
+def test_a_long_turn_is_reported_once_it_ends_with_the_reactors_own_count():
+    """A turn sampled while held is reported when the next begins, with the time the
+    reactor noted for it (not the last look's)."""
+    from daemoncore.stall_watch import TurnSampler
+
+    sampler = TurnSampler(threshold=0.05)
+    assert _turn_looks(sampler, 1, 0.0, [0.01, 0.03, 0.06]) == [None, None, None]
+    [report] = _turn_looks(sampler, 2, 0.1, [0.001], long_turn=(1, 0.083))
+    assert report.startswith("reactor turn took 83 ms; 2 samples") and "_turn_looks" in report
+
+
+def test_short_turns_waits_in_the_poll_and_the_start_turn_are_not_reported():
+    """A turn under the threshold, a long wait in the poll, and the watch's first turn
+    (the daemon's start) give no report."""
+    from daemoncore.stall_watch import TurnSampler
+
+    sampler = TurnSampler(threshold=0.05, skip=7)
+    _turn_looks(sampler, 7, 0.0, [0.03, 0.09])
+    assert _turn_looks(sampler, 8, 0.1, [0.03], long_turn=(7, 0.1)) == [None]
+    assert _turn_looks(sampler, 9, 0.2, [0.5, 1.0], long_turn=(8, 0.03), polling=True) == [None, None]
+    assert _turn_looks(sampler, 10, 1.3, [0.001], long_turn=(8, 0.03)) == [None]
