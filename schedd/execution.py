@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 from twisted.application import service as app_service
 from twisted.internet import task
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.logger import Logger
 
 from classad import ClassAd
@@ -124,6 +124,44 @@ def _job_id_param(request: ApiRequest) -> JobId:
         raise BadRequest(str(exc)) from None
 
 
+#: How many CLAIMs, VACATEs and RELEASEs may wait for one startd's answers at once (the
+#: others wait their turn here), in the spirit of HTCondor's MAX_PENDING_STARTD_CONTACTS.
+#: ``roost rm`` of 500 running jobs sent 500 RELEASEs together: the startd's reactor
+#: had 450 sockets ready at once and answered anyone else (a ping) 0.4-1.2 s late.
+CONTACTS_PER_STARTD = 16
+
+
+# Mutable: the calls waiting for each startd.
+class StartdContacts:
+    """Sends calls to startds, at most ``limit`` waiting for one startd's answer at a time;
+    the rest go, in the order they came, as answers come back. A call under the limit
+    goes at once."""
+
+    def __init__(self, limit: int = CONTACTS_PER_STARTD) -> None:
+        self.limit = limit
+        self._lanes: dict[str, DeferredSemaphore] = {}
+
+    def call(self, address: str, send: Callable[[], Deferred]) -> Deferred:
+        """``send()`` when fewer than ``limit`` calls to ``address`` wait for their answer;
+        fires as its Deferred does."""
+        lane = self._lanes.get(address)
+        if lane is None:
+            lane = self._lanes[address] = DeferredSemaphore(self.limit)
+        sent = lane.run(send)
+        sent.addBoth(self._forget_if_idle, address, lane)
+        return sent
+
+    def waiting(self, address: str) -> int:
+        """How many calls to ``address`` wait for their turn (not counting those sent)."""
+        lane = self._lanes.get(address)
+        return len(lane.waiting) if lane is not None else 0
+
+    def _forget_if_idle(self, result, address: str, lane: DeferredSemaphore):
+        if lane.tokens == lane.limit and not lane.waiting and self._lanes.get(address) is lane:
+            del self._lanes[address]
+        return result
+
+
 # Mutable: the schedd's live claims, shadows and pending requests.
 class Execution(app_service.Service):
     """Runs the schedd's idle jobs on the slots the negotiator matches them to."""
@@ -157,6 +195,8 @@ class Execution(app_service.Service):
         self.gangs = Gangs(self)
         #: Claims and activations of a burst of matches, one per reactor turn.
         self.pacing = StartPacing(self.clock)
+        #: CLAIMs, VACATEs and RELEASEs, a few at a time to each startd.
+        self.contacts = StartdContacts()
         #: Small input streams packed once for the jobs that send the same files.
         self.packed_inputs = PackedInputs()
         #: Activations sent back inside the answer to the last job's exit report.
@@ -210,8 +250,8 @@ class Execution(app_service.Service):
                 continue
             if running_claim is not None:  # removed while the schedd was away: end its run there too
                 self.queue.db.delete_running_claim(job_id.cluster, job_id.proc)
-                releasing = self._client(running_claim.startd_address).call(
-                    startd_routes.RELEASE, {"claim_id": running_claim.claim_id})
+                releasing = self._contact(running_claim.startd_address, None, startd_routes.RELEASE,
+                                          {"claim_id": running_claim.claim_id})
                 releasing.addErrback(lambda failure: None)  # its lease there ends it anyway
             make = removal_done if status_of(ad) is JobStatus.REMOVED else vacate
             try:
@@ -428,7 +468,7 @@ class Execution(app_service.Service):
         if match.victims:
             body["victims"] = [victim.claim_id for victim in match.victims]
         pool_name = pool.name if pool is not None else None
-        claiming = self._client(match.startd_address, pool_name).call(startd_routes.CLAIM, body)
+        claiming = self._contact(match.startd_address, pool_name, startd_routes.CLAIM, body)
         claiming.addCallback(self._claimed, match, job_id, claim_terms(ad), pool_name)
         claiming.addErrback(self._claim_failed, match, job_id)
 
@@ -566,14 +606,15 @@ class Execution(app_service.Service):
         if released is None:
             return
         _log.info("releasing {slot} at {startd}: {why}", slot=claim.slot_name, startd=claim.startd_address, why=reason)
-        calling = self._client(claim.startd_address, claim.pool).call(startd_routes.RELEASE,
-                                                                      {"claim_id": claim.claim_id})
+        calling = self._contact(claim.startd_address, claim.pool, startd_routes.RELEASE, {"claim_id": claim.claim_id})
         calling.addErrback(lambda failure: _log.info("releasing {slot} failed: {why}", slot=claim.slot_name,
                                                      why=failure.getErrorMessage()))
 
     def _vacate_then_release(self, claim: Claim, reason: str) -> None:
-        body = {"claim_id": claim.claim_id, "reason": reason, "graceful": True}
-        calling = self._client(claim.startd_address, claim.pool).call(startd_routes.VACATE, body)
+        """Vacate the claim's job, then release the claim. Its shadow has ended: the run is
+        asked not to report its end (500 removed jobs each sent one the schedd refused)."""
+        body = {"claim_id": claim.claim_id, "reason": reason, "graceful": True, "reported": False}
+        calling = self._contact(claim.startd_address, claim.pool, startd_routes.VACATE, body)
         calling.addBoth(lambda _: self._release(claim, reason))
 
     # --- keep-alives ---
@@ -656,6 +697,11 @@ class Execution(app_service.Service):
                 counts[submitter] = counts.get(submitter, 0) + 1
         return counts
 
+    def _contact(self, address: str, pool: str | None, route, body: dict) -> Deferred:
+        """Call ``route`` of the startd at ``address`` with ``body`` through :attr:`contacts`
+        (routes the startd answers at once: an ACTIVATE may wait there for preempted claims)."""
+        return self.contacts.call(address, lambda: self._client(address, pool).call(route, body))
+
     def _client(self, address: str, pool: str | None = None, timeout: float | None = None):
         """A client to the startd at ``address``: with this pool's DAEMON token, or with the
         token ``pool`` gave this pool when the slot is that pool's (a flocked job)."""
@@ -668,4 +714,4 @@ class Execution(app_service.Service):
         return self.schedd.daemon_client(address, timeout=timeout, token=trusted.token)
 
 
-__all__ = ["Execution", "lease_seconds_for", "IDLE_CONSTRAINT"]
+__all__ = ["Execution", "StartdContacts", "lease_seconds_for", "IDLE_CONSTRAINT"]

@@ -150,9 +150,12 @@ class JobRun:
         """Whether a vacate or kill was asked for."""
         return self.stop_reason is not None
 
-    def vacate(self, reason: str) -> None:
-        """Stop the job gracefully (SIGTERM, SIGKILL after the vacate time); it is reported evicted."""
+    def vacate(self, reason: str, reported: bool = True) -> None:
+        """Stop the job gracefully (SIGTERM, SIGKILL after the vacate time); it is reported
+        evicted, unless not ``reported`` (as :meth:`kill`)."""
         self.stop_reason = self.stop_reason or reason
+        if not reported:
+            self.unreported = True
         if self.starter is not None:
             self.starter.vacate()
 

@@ -271,16 +271,18 @@ class StartdRoutes:
 
     def vacate(self, request: ApiRequest) -> JsonReply:
         """VACATE: stop the claim's job (gracefully: SIGTERM, then SIGKILL after the vacate
-        time); once it is gone the claim ends."""
+        time); once it is gone the claim ends. With ``reported`` false the run does not
+        report its end (the schedd's shadow of it has ended already)."""
         body = request.json()
-        reject_unknown(body, {"claim_id", "reason", "graceful"})
+        reject_unknown(body, {"claim_id", "reason", "graceful", "reported"})
         claim_id = take(body, "claim_id", str)
         reason = take(body, "reason", str, "the schedd vacated the claim")
         graceful = take(body, "graceful", bool, True)
+        reported = take(body, "reported", bool, True)
         slot = self._slot(claim_id)
         run = self.runs.get(claim_id)
         if run is not None:
-            self._stop(slot, run, reason, graceful)
+            self._stop(slot, run, reason, graceful, reported)
         return JsonReply({"vacating": True})
 
     def release(self, request: ApiRequest) -> JsonReply:
@@ -629,11 +631,11 @@ class StartdRoutes:
 
     def _stop(self, slot: Slot, run: JobRun, reason: str, graceful: bool, reported: bool = True) -> None:
         """Vacate (``graceful``) or kill the run of ``slot``'s claim, once; not ``reported``:
-        killed, and its end is not reported (even when it was being killed already)."""
+        its end is not reported (even when it was being stopped already)."""
         pair = (slot.status.state, slot.status.activity)
         if graceful and pair != (State.PREEMPTING, Activity.VACATING) and pair != (State.PREEMPTING, Activity.KILLING):
             self.table.vacate(slot.claim_id)
-            run.vacate(reason)
+            run.vacate(reason, reported)
         elif pair != (State.PREEMPTING, Activity.KILLING):
             self.table.kill(slot.claim_id)
             run.kill(reason, reported)

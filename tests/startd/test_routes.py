@@ -39,9 +39,10 @@ class RecordedRun:
     def run(self):
         return self.ending
 
-    def vacate(self, reason):
+    def vacate(self, reason, reported=True):
         self.asked.append(("vacate", reason))
         self.stopping = True
+        self.reported = reported
 
     def kill(self, reason, reported=True):
         self.asked.append(("kill", reason))
@@ -416,3 +417,17 @@ def test_cancel_drain_lets_claims_in_again_and_the_running_job_carry_on(startd):
     assert claim(startd).status == 200
     again = startd["drain"]("/cancel", {})
     assert again.status == 409 and "not draining" in again.json()["message"]
+
+
+def test_a_vacate_the_schedd_wants_no_report_of_is_passed_to_the_run(startd):
+    """VACATE with ``reported`` false (its shadow has ended) vacates the run gracefully
+    and asks it not to report its end; a plain VACATE leaves the report."""
+    quiet = claim(startd).json()
+    activate(startd, quiet)
+    plain = claim(startd).json()
+    activate(startd, plain, job_id="4.1")
+    first, second = startd["runs"]
+    startd["post"]("/vacate", {"claim_id": quiet["claim_id"], "reported": False})
+    startd["post"]("/vacate", {"claim_id": plain["claim_id"]})
+    assert first.asked == [("vacate", "the schedd vacated the claim")]
+    assert (first.reported, second.reported) == (False, True)
