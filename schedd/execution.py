@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 from twisted.application import service as app_service
 from twisted.internet import task
-from twisted.internet.defer import Deferred, DeferredSemaphore
+from twisted.internet.defer import Deferred, DeferredSemaphore, succeed
 from twisted.logger import Logger
 
 from classad import ClassAd
@@ -124,7 +124,8 @@ def _job_id_param(request: ApiRequest) -> JobId:
         raise BadRequest(str(exc)) from None
 
 
-#: How many CLAIMs, VACATEs and RELEASEs may wait for one startd's answers at once (the
+#: How many calls the startd answers at once (CLAIM, VACATE, RELEASE, and ACTIVATE of a claim
+#: not waiting for the claims it preempts) may wait for one startd's answers at a time (the
 #: others wait their turn here), in the spirit of HTCondor's MAX_PENDING_STARTD_CONTACTS.
 #: ``roost rm`` of 500 running jobs sent 500 RELEASEs together: the startd's reactor
 #: had 450 sockets ready at once and answered anyone else (a ping) 0.4-1.2 s late.
@@ -195,7 +196,8 @@ class Execution(app_service.Service):
         self.gangs = Gangs(self)
         #: Claims and activations of a burst of matches, one per reactor turn.
         self.pacing = StartPacing(self.clock)
-        #: CLAIMs, VACATEs and RELEASEs, a few at a time to each startd.
+        #: CLAIMs, ACTIVATEs (of claims not waiting for preempted ones), VACATEs and RELEASEs,
+        #: a few at a time to each startd.
         self.contacts = StartdContacts()
         #: Small input streams packed once for the jobs that send the same files.
         self.packed_inputs = PackedInputs()
@@ -565,11 +567,21 @@ class Execution(app_service.Service):
             return
         if self.rides.board(claim, shadow, body, counts):
             return
-        timeout = PENDING_ACTIVATE_TIMEOUT if claim.ready_by is not None else None
-        activating = self._client(claim.startd_address, claim.pool, timeout).call(startd_routes.ACTIVATE, body)
+        if claim.ready_by is not None:  # it may wait there for the claims it preempts: not one of the contacts
+            activating = self._client(claim.startd_address, claim.pool, PENDING_ACTIVATE_TIMEOUT).call(
+                startd_routes.ACTIVATE, body)
+        else:
+            activating = self.contacts.call(claim.startd_address, lambda: self._activate_now(claim, shadow, body))
         if counts is not None:
             activating.addCallback(lambda _: shadow.input_taken(counts))
         activating.addErrback(self._activate_failed, shadow, claim, body, counts)
+
+    def _activate_now(self, claim: Claim, shadow: Shadow, body: dict) -> Deferred:
+        """Send the ACTIVATE whose turn among the startd's contacts came, unless its shadow
+        was stopped or requeued while it waited (then nothing is sent)."""
+        if self.shadows.get(shadow.job_id) is not shadow:
+            return succeed(None)
+        return self._client(claim.startd_address, claim.pool).call(startd_routes.ACTIVATE, body)
 
     def _presigned(self, ad: ClassAd) -> ClassAd:
         """The job ad with its ``s3://`` inputs presigned, the credential files read
@@ -698,8 +710,7 @@ class Execution(app_service.Service):
         return counts
 
     def _contact(self, address: str, pool: str | None, route, body: dict) -> Deferred:
-        """Call ``route`` of the startd at ``address`` with ``body`` through :attr:`contacts`
-        (routes the startd answers at once: an ACTIVATE may wait there for preempted claims)."""
+        """Call ``route`` of the startd at ``address`` with ``body`` through :attr:`contacts`."""
         return self.contacts.call(address, lambda: self._client(address, pool).call(route, body))
 
     def _client(self, address: str, pool: str | None = None, timeout: float | None = None):

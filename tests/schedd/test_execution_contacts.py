@@ -42,3 +42,17 @@ def test_each_startd_has_its_own_limit_and_a_failure_frees_its_place():
     sent[1][1].callback(None)
     sent[2][1].callback(None)
     assert contacts._lanes == {}
+
+
+def test_a_call_whose_turn_comes_may_decide_to_send_nothing():
+    """A waiting call whose turn comes runs then (not when queued): one that finds it has
+    nothing to send answers at once and lets the next go."""
+    from twisted.internet.defer import succeed
+
+    contacts, sent, still_wanted = StartdContacts(limit=1), [], {"b": False}
+    contacts.call("one", _sender(sent, "a"))
+    skipped = contacts.call("one", lambda: _sender(sent, "b")() if still_wanted["b"] else succeed("nothing sent"))
+    contacts.call("one", _sender(sent, "c"))
+    sent[0][1].callback(None)
+    assert [name for name, _ in sent] == ["a", "c"]
+    assert skipped.result == "nothing sent"
