@@ -271,3 +271,41 @@ def test_the_reactor_counts_its_turns_and_notes_a_long_one_without_its_poll_wait
     reactor.runUntilCurrent()
     assert reactor.long_turn == (number, busy)
     assert not reactor.polling
+
+
+def test_sockets_a_turn_left_out_go_first_in_the_next():
+    """The fds the budget left out come first, in their order; the others follow in the poll's."""
+    from daemoncore.prompt_reactor import waiting_first
+
+    ready = [(3, 1), (4, 1), (5, 4), (6, 1), (7, 1)]
+    assert waiting_first(ready, [6, 9, 5]) == [(6, 1), (5, 4), (3, 1), (4, 1), (7, 1)]
+    assert waiting_first(ready, []) == ready
+
+
+def test_sockets_that_stay_ready_do_not_starve_the_others(reactor):
+    """Ten sockets that stay ready (each read takes one byte of many) and a budget of
+    two or three handlers per turn: every socket is handled once before any twice
+    (epoll reports them in the same order each poll; the first three took every turn)."""
+    reactor.turn_seconds = 0.012
+    handled, pairs = [], [_pair() for _ in range(10)]
+
+    def one_byte(index, end):
+        def read():
+            end.sock.recv(1)
+            handled.append(index)
+            deadline = time.perf_counter() + 0.005
+            while time.perf_counter() < deadline:
+                pass
+        return read
+
+    for index, (inside, outside) in enumerate(pairs):
+        end = _End(reactor, inside)
+        end.doRead = one_byte(index, end)
+        end.startReading()
+        outside.send(b"x" * 1000)
+    while len(handled) < 10:
+        reactor.doIteration(0)
+    assert sorted(handled[:10]) == list(range(10))
+    for pair in pairs:
+        for sock in pair:
+            sock.close()
