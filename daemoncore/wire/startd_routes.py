@@ -16,7 +16,8 @@ CLAIM = Route("claim", "POST", "/v1/claims", level="DAEMON")
 # inside the answer to the last job's exit report instead; a (job_id, transfer_key) already
 # started on the claim is answered {"started": true} again and not started twice.
 ACTIVATE = Route("activate", "POST", "/v1/claims/activate", level="DAEMON")
-# body: {"claim_id": text, "reason": text, "graceful": bool}; answer: {"vacating": true}
+# body: {"claim_id": text, "reason": text, "graceful": bool, "reported": bool (default true;
+# false: the run's end is not reported, its shadow has ended)}; answer: {"vacating": true}
 VACATE = Route("vacate", "POST", "/v1/claims/vacate", level="DAEMON")
 # body: {"claim_id": text}; answer: {"released": true}
 RELEASE = Route("release", "POST", "/v1/claims/release", level="DAEMON")

@@ -41,7 +41,8 @@ FIELD_NAMES = (
     "constraint", "projection", "limit", "private", "ads", "names", "description", "itemdata", "count",
     "iwd", "cluster_ad", "proc_ads", "action", "ids", "reason", "attr", "value", "match", "since",
     "submitter", "matches", "event", "attrs", "claim_id", "job_ad", "schedd_address", "job_id",
-    "transfer_key", "graceful", "name", "factor",
+    "transfer_key", "graceful", "name", "factor", "reported", "addresses", "claim_ids", "environ", "host",
+    "how", "input", "queue", "request_id", "role", "spool", "victims",
 )
 MALFORMED_BODIES = {
     "not json": b"{this is not json",
