@@ -280,14 +280,15 @@ def print_stalls(stalls: dict, phases: list[str]) -> None:
 
 def print_stall_reports(directory: str) -> None:
     """Print the schedd's own reports of its reactor held :data:`STALL_REPORT_MS` or longer
-    (each with the stacks it was seen in most)."""
+    (its heartbeat that late) and of its turns that long (one turn's own work), each with
+    the stacks it was seen in most."""
     reports = []
     for name in sorted(os.listdir(directory)):
         if name.lower().startswith("sched") and "log" in name.lower():
             with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as log:
                 lines = log.read().splitlines()
             for index, line in enumerate(lines):
-                if "reactor held" in line:
+                if "reactor held" in line or "reactor turn took" in line:
                     stacks = itertools.takewhile(_STACK_LINE.match, lines[index + 1:])
                     reports.append((line.split("] ", 1)[-1], [stack.strip() for stack in stacks]))
     print(f"schedd's own stall reports (>= {STALL_REPORT_MS} ms): {len(reports)}")

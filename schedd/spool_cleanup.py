@@ -20,8 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterable
-from operator import attrgetter
+from collections.abc import Callable, Iterable, Mapping
 
 from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
@@ -45,8 +44,6 @@ LEAVING_STATES = frozenset({int(JobStatus.REMOVED), int(JobStatus.COMPLETED)})
 LEAVING_EVENTS = frozenset({EventType.JOB_ABORTED, EventType.JOB_TERMINATED})
 
 _log = Logger()
-#: Jobs in queue order (cluster, then proc).
-_QUEUE_ORDER = attrgetter("cluster", "proc")
 
 
 def may_leave(transition: Transition) -> bool:
@@ -101,18 +98,17 @@ def spooled_sandboxes(spool: str) -> list[JobId]:
     return found
 
 
-def existing(spool: str, job_ids: Iterable[JobId]) -> list[JobId]:
-    """Those of ``job_ids`` that have a spool sandbox under ``spool``. A cluster with no
-    directory there costs one look for all its jobs (a removal of 100,000 jobs that never
-    spooled anything looked three times at each one)."""
-    clusters: dict[int, bool] = {}
+def existing(spool: str, procs_by_cluster: Mapping[int, Iterable[int]]) -> list[JobId]:
+    """The jobs of ``procs_by_cluster`` that have a spool sandbox under ``spool``, in
+    queue order. A cluster with no directory there costs one look, its procs are not
+    even listed: this runs in a worker thread, and pure Python there takes the GIL from
+    the reactor (sorting and looking at each of 101,000 removed jobs held it ~100 ms,
+    the reactor's rm slices waiting for it after each SQLite call)."""
     found = []
-    for job_id in job_ids:
-        spooled = clusters.get(job_id.cluster)
-        if spooled is None:
-            spooled = clusters[job_id.cluster] = _is_real_directory(os.path.join(spool, str(job_id.cluster)))
-        if spooled and sandbox_of(spool, job_id) is not None:
-            found.append(job_id)
+    for cluster in sorted(procs_by_cluster):
+        if _is_real_directory(os.path.join(spool, str(cluster))):
+            jobs = (JobId(cluster, proc) for proc in sorted(procs_by_cluster[cluster]))
+            found.extend(job_id for job_id in jobs if sandbox_of(spool, job_id) is not None)
     return found
 
 
@@ -139,13 +135,6 @@ def remove_sandboxes(spool: str, gone: Iterable[tuple[JobId, bool]]) -> int:
 
 
 # Mutable: the jobs waiting for a look, the pending pass and the sweep loop.
-def _existing_in_order(spool: str, noted: set[JobId]) -> list[JobId]:
-    """:func:`existing` of the noted jobs in queue order, sorted here (in the worker
-    thread): a large removal notes tens of thousands of jobs a second. The sort takes a
-    key, not JobId's own ordering, whose generated comparisons took ~300 ms per 10,000."""
-    return existing(spool, sorted(noted, key=_QUEUE_ORDER))
-
-
 class SpoolCleanup:
     """The removal of one schedd's spool sandboxes; ``queue`` is its JobQueue,
     ``run_blocking`` runs file work in a worker thread and ``clock`` gives time."""
@@ -156,7 +145,7 @@ class SpoolCleanup:
         self.spool = spool
         self.run_blocking = run_blocking
         self.clock = clock
-        self._noted: set[JobId] = set()
+        self._noted: dict[int, set[int]] = {}  # procs that may have left, by cluster
         self._pending = None
         self._busy = False
         self._loop = task.LoopingCall(self.sweep)
@@ -181,9 +170,11 @@ class SpoolCleanup:
 
     def left(self, job_ids: Iterable[JobId]) -> None:
         """Look soon at jobs that may have left the queue."""
-        before = len(self._noted)
-        self._noted.update(job_ids)
-        if len(self._noted) > before and (self._pending is None or not self._pending.active()):
+        added = False
+        for job_id in job_ids:
+            self._noted.setdefault(job_id.cluster, set()).add(job_id.proc)
+            added = True
+        if added and (self._pending is None or not self._pending.active()):
             self._pending = self.clock.callLater(SOON, self._look_at_noted)
 
     def _look_at_noted(self) -> None:
@@ -191,8 +182,8 @@ class SpoolCleanup:
         if self._busy:  # a pass is under way: try again after it
             self._pending = self.clock.callLater(SOON, self._look_at_noted)
             return
-        noted, self._noted = self._noted, set()  # the set is the thread's alone from here
-        self._run(lambda: self.run_blocking(_existing_in_order, self.spool, noted))
+        noted, self._noted = self._noted, {}  # the thread's alone from here
+        self._run(lambda: self.run_blocking(existing, self.spool, noted))
 
     def sweep(self) -> Deferred:
         """One sweep of the whole spool; fires when its deletions are done (a failure is

@@ -213,14 +213,15 @@ def test_a_missing_spool_is_nothing_to_clean(queue, clock, tmp_path):
 
 
 def test_existing_finds_the_sandboxes_of_noted_jobs_and_looks_once_at_a_cluster_without_one(tmp_path, monkeypatch):
-    """Of the noted jobs, those with a sandbox; a cluster with no spool directory is
-    looked at once for all its jobs, whatever their number."""
+    """Of the noted jobs (procs by cluster), those with a sandbox, in queue order; a
+    cluster with no spool directory is looked at once for all its jobs, whatever their number."""
     spool = tmp_path / "spool"
-    sandbox(spool, JobId(3, 1))
+    for job_id in (JobId(3, 1), JobId(3, 10), JobId(12, 0)):
+        sandbox(spool, job_id)
     (spool / "4").symlink_to(tmp_path)  # a link is no cluster directory
     looked = []
     real = spool_cleanup._is_real_directory
     monkeypatch.setattr(spool_cleanup, "_is_real_directory", lambda path: looked.append(path) or real(path))
-    noted = [JobId(3, 0), JobId(3, 1)] + [JobId(9, proc) for proc in range(1000)] + [JobId(4, 0)]
-    assert spool_cleanup.existing(str(spool), noted) == [JobId(3, 1)]
-    assert looked.count(str(spool / "9")) == 1 and len(looked) < 12
+    noted = {12: {0}, 9: set(range(1000)), 3: {10, 0, 1, 2}, 4: {0}}
+    assert spool_cleanup.existing(str(spool), noted) == [JobId(3, 1), JobId(3, 10), JobId(12, 0)]
+    assert looked.count(str(spool / "9")) == 1 and len(looked) < 20
