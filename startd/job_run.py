@@ -106,7 +106,7 @@ class JobRun:
     def __init__(self, reactor, link: ScheddLink, job_id: str, job: classad.ClassAd,
                  machine_ad: classad.ClassAd, settings: RunSettings, run_blocking: RunBlocking,
                  execute_attrs: dict[str, Any], run_as: JobAccount | str | None = None, *,
-                 inline_input: bytes | None = None) -> None:
+                 inline_input: bytes | None = None, remove_blocking: RunBlocking | None = None) -> None:
         self.reactor = reactor
         self.link = link
         self.job_id = job_id
@@ -114,6 +114,8 @@ class JobRun:
         self.machine_ad = machine_ad
         self.settings = settings
         self.run_blocking = run_blocking
+        #: Runs the sandbox's removal (the startd's removals go one at a time); else ``run_blocking``.
+        self.remove_blocking = remove_blocking or run_blocking
         self.execute_attrs = execute_attrs
         self.run_as = run_as
         #: The input tar the schedd sent inside ACTIVATE (None: GET it with JOB_INPUT).
@@ -208,10 +210,10 @@ class JobRun:
         without it (nothing reads it again), so neither the reactor nor the claim's next
         job waits for the disk (about a millisecond per sandbox here; a large one longer).
         A startd stopped meanwhile removes what is left when it starts again."""
-        if self.run_blocking is None:
+        if self.remove_blocking is None:
             sb.remove_sandbox(path)
             return
-        removing = self.run_blocking(sb.remove_sandbox, path)
+        removing = self.remove_blocking(sb.remove_sandbox, path)
         removing.addErrback(lambda failure: _log.failure("job {job}: removing the sandbox {path} failed", failure,
                                                          job=self.job_id, path=path))
 

@@ -26,7 +26,7 @@ from daemoncore.reactor_turns import in_slices
 from daemoncore.wire.adcodec import ad_to_json
 from daemoncore.wire.async_client import AsyncClient
 from daemoncore.wire.collector_routes import ADVERTISE, INVALIDATE
-from daemoncore.worker_threads import in_worker_thread
+from daemoncore.worker_threads import OneAtATime, in_worker_thread
 from startd.advertised_slots import AdvertisedSlots
 from startd.claim_leases import (
     DEFAULT_ALIVE_INTERVAL,
@@ -112,6 +112,7 @@ class StartdService(DaemonService):
         self.run_settings = run_settings
         self.run_as_policy = run_as_policy
         self._run_blocking = run_blocking
+        self._sandbox_removals = OneAtATime(run_blocking)
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed,
                                    LeaseBook(lease_terms or LeaseTerms()),
                                    preempt_policy or PreemptPolicy(vacate_time=run_settings.vacate_time),
@@ -294,7 +295,7 @@ class StartdService(DaemonService):
                          "MachineAttrMachine0": self.table.machine.hostname}
         return JobRun(self.reactor, link, activation.job_id, activation.job, activation.slot_ad,
                       self.run_settings, self._run_blocking, execute_attrs, self.run_as(activation),
-                      inline_input=activation.input)
+                      inline_input=activation.input, remove_blocking=self._sandbox_removals)
 
     def run_as(self, activation: Activation) -> JobAccount | str | None:
         """The account the activation's job runs as, or why none fits (None: no policy,
