@@ -400,7 +400,7 @@ class ScheddService(DaemonService):
         ad = super().own_ad()
         ad["Name"] = socket.gethostname()
         ad["ScheddIpAddr"] = f"<{self.address}>"
-        ad.update(scheduler_totals(owner_totals(self.queue.totals_by_submitter() if totals is None else totals)))
+        ad.update(scheduler_totals(owner_totals(self._counted(totals))))
         ad["TotalFlockedJobs"] = sum(self._flocked().values())
         if self.schedd_settings.flock.collectors:
             ad["EffectiveFlockList"] = self.flock_advertiser.effective_flock_list()
@@ -413,8 +413,7 @@ class ScheddService(DaemonService):
         """The Submitter ads this schedd sends: one per submitter with jobs (its jobs'
         ``AccountingGroup``, else their owner, ``@UID_DOMAIN``), with how many run in other
         pools; the job totals of ``totals`` (counted now when None)."""
-        totals = self.queue.totals_by_submitter() if totals is None else totals
-        return flocked_ads(submitter_ads(totals, schedd_name, self.address, self.schedd_settings.domain),
+        return flocked_ads(submitter_ads(self._counted(totals), schedd_name, self.address, self.schedd_settings.domain),
                            self._flocked())
 
     def advertise(self) -> Deferred | None:
@@ -445,8 +444,11 @@ class ScheddService(DaemonService):
     def _latest_owner_totals(self) -> dict:
         """Per owner and status, the jobs of the last count (the metrics' gauge: a scrape
         must not count the queue on the reactor); counted now before the first."""
-        latest = self.fresh_totals.latest
-        return owner_totals(self.queue.totals_by_submitter() if latest is None else latest)
+        return owner_totals(self._counted(self.fresh_totals.latest))
+
+    def _counted(self, totals: SubmitterTotals | None) -> SubmitterTotals:
+        """``totals``, or the queue counted now (on the reactor) when there are none."""
+        return self.queue.totals_by_submitter() if totals is None else totals
 
     # --- lifecycle ------------------------------------------------------------
     def startService(self) -> None:
