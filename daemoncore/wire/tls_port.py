@@ -12,6 +12,7 @@ from twisted.web import server
 from daemoncore.wire.address import Address
 from daemoncore.wire.channel import TLS_HANDSHAKE_RECORD, error_response
 from daemoncore.wire.errors import ApiError
+from daemoncore.wire.prompt_port import listen_tcp
 
 _log = Logger()
 
@@ -62,6 +63,7 @@ LISTEN_BACKLOG = 1024
 def listen(reactor, port: int, site: server.Site, interface: str,
            tls: ssl.CertificateOptions | None = None):
     """Listen on ``interface:port`` for ``site``: HTTPS when ``tls`` is given, plain HTTP
-    otherwise; the listening port, as ``listenTCP`` returns it."""
+    otherwise; the listening port (a :class:`~daemoncore.wire.prompt_port.PromptPort`,
+    which reads a connection's request in the turn it accepts it)."""
     factory = site if tls is None else TlsOnlyFactory(tls, False, site)
-    return reactor.listenTCP(port, factory, backlog=LISTEN_BACKLOG, interface=interface)
+    return listen_tcp(reactor, port, factory, LISTEN_BACKLOG, interface)
