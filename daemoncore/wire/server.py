@@ -5,7 +5,8 @@ failure into a JSON error so that no request can crash the daemon."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from urllib.parse import unquote
 
@@ -32,6 +33,11 @@ STREAM_CHUNK_BYTES = 64 * 1024
 #: Most bytes of a streamed answer sent to the socket in one reactor turn (Twisted's
 #: default is 128 KiB: a 90 MB answer then took some 700 turns).
 STREAM_SEND_BYTES = 1024 * 1024
+#: How long a streamed answer is written at once, in the turn its request was read,
+#: before the rest goes to the cooperator: a small answer (a one-ad query, a status
+#: look-up) is sent whole then, rather than a turn or two later when the reactor is
+#: busy with sliced work whose turns take 20 ms each.
+STREAM_AT_ONCE_SECONDS = 0.005
 
 _log = Logger()
 
@@ -111,7 +117,9 @@ Handler = Callable[[ApiRequest], "JsonReply | StreamReply | BytesReply | Deferre
 
 
 class ApiResource(Resource):
-    """Serves a set of routes; every answer is JSON, NDJSON or a handler's bytes."""
+    """Serves a set of routes; every answer is JSON, NDJSON or a handler's bytes. A
+    streamed answer is written for ``at_once_seconds`` in the turn its request was
+    read, and the rest by ``cooperator``, a step at a time."""
 
     isLeaf = True
 
@@ -120,11 +128,13 @@ class ApiResource(Resource):
         handlers: Mapping[Route, Handler],
         verify: auth.TokenVerifier | None,
         cooperator: task.Cooperator | None = None,
+        at_once_seconds: float = STREAM_AT_ONCE_SECONDS,
     ) -> None:
         super().__init__()
         self._handlers = dict(handlers)
         self._verify = verify
         self._cooperator = cooperator or task.Cooperator()
+        self._at_once_seconds = at_once_seconds
 
     def render(self, request: server.Request) -> int:
         """Answer ``request`` asynchronously; never raises."""
@@ -206,7 +216,18 @@ class ApiResource(Resource):
         request.setResponseCode(200)
         request.setHeader(b"content-type", NDJSON_TYPE)
         _widen_sends(request)
-        work = self._cooperator.cooperate(_write_lines(items, request, gone))
+        lines = _write_lines(items, request, gone)
+        try:
+            ended = _ran_out(lines, self._at_once_seconds)
+        except Exception:  # noqa: BLE001 - a broken source ends the answer, never the daemon
+            _log.failure("stream of {path} broke off", path=request.path)
+            request.loseConnection()
+            return
+        if ended:
+            if not gone:
+                request.finish()
+            return
+        work = self._cooperator.cooperate(lines)
         request.registerProducer(_TaskProducer(work), True)
 
         def done(_):
@@ -225,6 +246,15 @@ class ApiResource(Resource):
 
         work.whenDone().addCallbacks(done, broken)
         request.notifyFinish().addErrback(lambda _: _stop_quietly(work))
+
+
+def _ran_out(steps: Iterator[None], seconds: float) -> bool:
+    """Advance ``steps`` for at most ``seconds`` (always one step); whether they ended."""
+    deadline = time.perf_counter() + seconds
+    for _ in steps:
+        if time.perf_counter() >= deadline:
+            return False
+    return True
 
 
 def _widen_sends(request: server.Request) -> None:

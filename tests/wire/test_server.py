@@ -204,8 +204,9 @@ def test_handlers_read_request_headers_but_never_the_bearer_token(clock):
 
 
 def test_stream_gives_the_reactor_back_after_every_item_and_skips_none(clock):
-    """One item per cooperator step: a source that yields ``None`` for ads it rejected
-    never holds the reactor for more than one ad, and ``None`` writes nothing."""
+    """Past the part written at once (here no time: always one item), one item per
+    cooperator step: a source that yields ``None`` for ads it rejected never holds the
+    reactor for more than one ad, and ``None`` writes nothing."""
     from twisted.internet.address import IPv4Address
     from twisted.internet.task import Cooperator
     from twisted.internet.testing import StringTransport
@@ -225,18 +226,65 @@ def test_stream_gives_the_reactor_back_after_every_item_and_skips_none(clock):
 
     ticks = []
     one_step_a_tick = Cooperator(terminationPredicateFactory=lambda: lambda: True, scheduler=ticks.append)
-    site = make_site(ApiResource({route: scan}, None, cooperator=one_step_a_tick), clock=clock)
+    site = make_site(ApiResource({route: scan}, None, cooperator=one_step_a_tick, at_once_seconds=0), clock=clock)
     protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
     transport = StringTransport()
     protocol.makeConnection(transport)
     protocol.dataReceived(encode_request("GET", "/v1/scan"))
-    counts = []
+    counts = [len(pulled)]
     while ticks:
         ticks.pop(0)()
         counts.append(len(pulled))
     assert counts[:5] == [1, 2, 3, 4, 5]
     assert transport.value().endswith(b'{"n":4}\n\r\n0\r\n\r\n') and b"null" not in transport.value()
     protocol.connectionLost(None)
+
+
+def test_a_small_stream_is_answered_whole_in_the_turn_its_request_was_read(clock):
+    """An answer that ends within the at-once time needs no cooperator step: its
+    request's read sends it whole and finishes the response."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.task import Cooperator
+    from twisted.internet.testing import StringTransport
+
+    from daemoncore.wire.route import Route
+    from daemoncore.wire.server import ApiResource, StreamReply, make_site
+
+    route = Route("few", "GET", "/v1/few", level=None, streams=True)
+    ticks = []
+    never_ticked = Cooperator(scheduler=ticks.append)
+    site = make_site(ApiResource({route: lambda _: StreamReply(iter([{"n": 1}, None, {"n": 2}]))}, None,
+                                 cooperator=never_ticked, at_once_seconds=1.0), clock=clock)
+    protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    protocol.dataReceived(encode_request("GET", "/v1/few"))
+    assert ticks == []
+    assert transport.value().endswith(b'{"n":1}\n{"n":2}\n\r\n0\r\n\r\n')
+    protocol.connectionLost(None)
+
+
+def test_a_stream_whose_source_breaks_at_once_closes_the_connection(clock):
+    """A source that raises while the answer is written at once ends that answer (the
+    connection is closed, the error logged); the site serves on."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.testing import StringTransport
+
+    from daemoncore.wire.route import Route
+    from daemoncore.wire.server import ApiResource, StreamReply, make_site
+
+    def broken():
+        yield {"n": 1}
+        raise ValueError("the source broke")
+
+    route = Route("broken", "GET", "/v1/broken", level=None, streams=True)
+    site = make_site(ApiResource({route: lambda _: StreamReply(broken())}, None, at_once_seconds=1.0), clock=clock)
+    protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    protocol.dataReceived(encode_request("GET", "/v1/broken"))
+    assert transport.disconnecting
+    assert b"0\r\n\r\n" not in transport.value()  # not finished as if whole
 
 
 @pytest.mark.parametrize("path, widened", [("/v1/count?upto=3", True), ("/v1/echo/x", False)])
