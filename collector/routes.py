@@ -5,7 +5,7 @@ store; every bad input is a 400 that changes nothing. Every stored ad carries
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 
 from twisted.internet.defer import Deferred
 
@@ -59,31 +59,32 @@ class CollectorRoutes:
 
     def advertise(self, request: ApiRequest) -> JsonReply | Deferred:
         """Store every ad of the body, or none if any is bad. A large body is decoded a
-        piece per reactor turn (:func:`parse_json_object_in_pieces`), and its ads are
-        checked, then stored, a slice per turn (:data:`ADS_PER_TURN` ads or
-        :data:`SLICE_SECONDS` at most), so a startd of many slots or a bulk load does
-        not hold queries back."""
+        piece at a time (:func:`parse_json_object_in_pieces`), and its ads are checked,
+        then stored, one by one: :func:`in_slices` spreads that work over reactor turns
+        (:data:`SLICE_SECONDS` or :data:`ADS_PER_TURN` steps per turn at most), so a
+        startd of many slots or a bulk load does not hold queries back."""
         ad_type = _ad_type(request)
         if ad_type == ANY:
             raise BadRequest("ads cannot be advertised as type Any; name their type (e.g. Machine)")
-        if len(request.body) <= PIECE_BYTES:
-            return self._advertise(request, ad_type, request.json())
-        decoded = _last_in_turns(self._store.clock, parse_json_object_in_pieces(request.body))
-        return decoded.addCallback(lambda body: self._advertise(request, ad_type, body))
+        work = self._update(request, ad_type)
+        try:
+            next(work)  # to its first pause: a small body is decoded and checked by then
+        except StopIteration as finished:
+            return finished.value
+        return in_slices(self._store.clock, work, SLICE_SECONDS, self._timer, ADS_PER_TURN)
 
-    def _advertise(self, request: ApiRequest, ad_type: str, body: dict) -> JsonReply | Deferred:
-        """:meth:`advertise` of the decoded ``body``."""
+    def _update(self, request: ApiRequest, ad_type: str) -> Generator[None, None, JsonReply]:
+        """:meth:`advertise`'s work, pausing (``yield``) between its steps."""
+        if len(request.body) <= PIECE_BYTES:
+            body = request.json()
+        else:
+            body = yield from parse_json_object_in_pieces(request.body)
         reject_unknown(body, {"ads", "private"})
         ads = take(body, "ads", list)
         private = take(body, "private", bool, False)
         if len(ads) > api.MAX_ADS_PER_UPDATE:
             raise BadRequest(f"$.ads: {len(ads)} ads is more than the {api.MAX_ADS_PER_UPDATE} one update may carry")
-        work = self._advertising(request, ad_type, ads, private)
-        try:
-            next(work)  # to its first pause: nothing done yet
-        except StopIteration as finished:
-            return finished.value
-        return in_slices(self._store.clock, work, SLICE_SECONDS, self._timer, ADS_PER_TURN)
+        return (yield from self._advertising(request, ad_type, ads, private))
 
     def _advertising(self, request: ApiRequest, ad_type: str, ads: list,
                      private: bool) -> Generator[None, None, JsonReply]:
@@ -197,27 +198,6 @@ class CollectorRoutes:
         except WireAdError as exc:  # a 500 as raised (it keeps ApiError's default status)
             raise BadRequest(str(exc)) from None
         return None, wire
-
-
-def _last_in_turns(clock, work: Iterator) -> Deferred:
-    """Advance ``work`` once now and once in each later reactor turn (``clock.callLater(0)``)
-    until it ends; fires with the last value it yielded, or fails with what it raised."""
-    done: Deferred = Deferred()
-    last: list = [None]
-
-    def next_turn() -> None:
-        try:
-            last[0] = next(work)
-        except StopIteration:
-            done.callback(last[0])
-            return
-        except Exception as exc:  # noqa: BLE001 - handed to the caller's errback
-            done.errback(exc)
-            return
-        clock.callLater(0, next_turn)
-
-    next_turn()
-    return done
 
 
 def _segmented(ad_type: str, screen: Screen, limit: int | None) -> bool:
