@@ -17,16 +17,17 @@ touched: every level down to the sandbox must be a real directory, not a link.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 
-from daemoncore.reactor_turns import turn_by_turn
+from daemoncore.reactor_turns import in_slices
 from jobmodel.eventlog import EventType
 from jobmodel.states import JobId, JobStatus, Transition
 from transfer.spooled_job import spool_directory
@@ -208,11 +209,13 @@ class SpoolCleanup:
         whole cluster left; looked up ``CHECK_SLICE`` at a time, one reactor turn each."""
         gone: list[tuple[JobId, bool]] = []
 
-        def step(start: int) -> None:
-            for job_id in found[start:start + CHECK_SLICE]:
+        def look_ups() -> Iterator[None]:
+            for job_id in found:
                 if self.queue.db.get_job(job_id.cluster, job_id.proc) is None:
                     gone.append((job_id, self.queue.db.get_cluster_attrs(job_id.cluster) is None))
-        return turn_by_turn(self.clock, step, range(0, len(found), CHECK_SLICE)).addCallback(lambda _: gone)
+                yield
+            return gone
+        return in_slices(self.clock, look_ups(), math.inf, max_steps=CHECK_SLICE)
 
     def _done(self, result):
         self._busy = False
