@@ -66,12 +66,14 @@ class CollectorRoutes:
         ad_type = _ad_type(request)
         if ad_type == ANY:
             raise BadRequest("ads cannot be advertised as type Any; name their type (e.g. Machine)")
+        began = self._timer()
         work = self._update(request, ad_type)
         try:
             next(work)  # to its first pause: a small body is decoded and checked by then
         except StopIteration as finished:
             return finished.value
-        return in_slices(self._store.clock, work, SLICE_SECONDS, self._timer, ADS_PER_TURN)
+        # the first slice's budget counts the first step (a large body's read and UTF-8 decode)
+        return in_slices(self._store.clock, work, SLICE_SECONDS, self._timer, ADS_PER_TURN, started=began)
 
     def _update(self, request: ApiRequest, ad_type: str) -> Generator[None, None, JsonReply]:
         """:meth:`advertise`'s work, pausing (``yield``) between its steps."""
