@@ -271,6 +271,23 @@ def wait_for_jobs_gone(startd: psutil.Process | None, timeout: float) -> float:
     return time.monotonic() - began
 
 
+class WindowCpu:
+    """The daemons' CPU over one window of a phase (from its making to :meth:`report`)."""
+
+    def __init__(self, procs: dict) -> None:
+        self._procs = {name: procs[name] for name in ("schedd", "startd") if name in procs}
+        self._before = {name: cpu_seconds(process) for name, process in self._procs.items()}
+
+    def report(self, label: str, jobs: int) -> None:
+        """Print each daemon's CPU in the window per job of ``jobs`` (the reactor's share
+        of a burst: the startd's per job is its work per activation, or per removal)."""
+        if jobs <= 0 or not self._procs:
+            return
+        spent = {name: cpu_seconds(process) - self._before[name] for name, process in self._procs.items()}
+        print(f"  {label} window CPU: " + ", ".join(f"{name} {seconds * 1000 / jobs:.2f} ms/job"
+                                                for name, seconds in sorted(spent.items())))
+
+
 def memory_phase(submit, env: dict, work: str, procs: dict, args: argparse.Namespace,
                  probe: "StallProbe") -> float:
     """``args.slots`` jobs of ``/bin/sleep``: the schedd's RSS growth per running job, in MiB.
@@ -281,19 +298,23 @@ def memory_phase(submit, env: dict, work: str, procs: dict, args: argparse.Names
         handle.write(SLEEP_JOBS.format(seconds=args.sleep, count=args.slots))
     before = schedd.memory_info().rss
     probe.mark("submit")
+    cpu = WindowCpu(procs)
     began = time.monotonic()
     submit(path)
     running = count_executing(os.path.join(work, "sleep.log"), args.slots, min(args.timeout, args.sleep))
     after = schedd.memory_info().rss
+    cpu.report("submit", running)
     if running == 0:
         raise SystemExit(f"no job started within {min(args.timeout, args.sleep):g} s")
     per_job = (after - before) / running / (1 << 20)
     print(f"sleep: {running} of {args.slots} jobs running {time.monotonic() - began:.1f} s after submit; "
           f"schedd RSS {before / (1 << 20):.1f} -> {after / (1 << 20):.1f} MiB = {per_job:.3f} MiB per running job")
     probe.mark("rm")
+    cpu = WindowCpu(procs)
     roost(env, "rm", "-all")
     gone = wait_for_jobs_gone(procs.get("startd"), args.timeout)
     print(f"rm: the startd had ended every job {gone:.1f} s after rm -all returned")
+    cpu.report("rm", running)
     time.sleep(SETTLE_SECONDS)
     return per_job
 
