@@ -106,7 +106,8 @@ class JobRun:
     def __init__(self, reactor, link: ScheddLink, job_id: str, job: classad.ClassAd,
                  machine_ad: classad.ClassAd, settings: RunSettings, run_blocking: RunBlocking,
                  execute_attrs: dict[str, Any], run_as: JobAccount | str | None = None, *,
-                 inline_input: bytes | None = None, remove_blocking: RunBlocking | None = None) -> None:
+                 inline_input: bytes | None = None, remove_blocking: RunBlocking | None = None,
+                 setup_blocking: RunBlocking | None = None) -> None:
         self.reactor = reactor
         self.link = link
         self.job_id = job_id
@@ -116,12 +117,18 @@ class JobRun:
         self.run_blocking = run_blocking
         #: Runs the sandbox's removal (the startd's removals go one at a time); else ``run_blocking``.
         self.remove_blocking = remove_blocking or run_blocking
+        #: Runs the file work of setting up the sandbox (making it, a small input's files,
+        #: the ad files, the standard streams): the startd's setups go one at a time in a
+        #: worker thread. None: here, in the reactor's thread.
+        self.setup_blocking = setup_blocking
         self.execute_attrs = execute_attrs
         self.run_as = run_as
         #: The input tar the schedd sent inside ACTIVATE (None: GET it with JOB_INPUT).
         self.inline_input = inline_input
         self.account: Account | None = run_as.account if isinstance(run_as, JobAccount) else None
         self.starter: Starter | None = None
+        #: The next starter and what its file work prepared, until the job is started with it.
+        self._prepared: tuple | None = None
         self.stop_reason: str | None = None
         self.sandbox: str | None = None
         self._forceful = False
@@ -201,6 +208,7 @@ class JobRun:
             return await self._failed(exc)
         finally:
             self.ended = True
+            self._drop_prepared()
             self._stop_usage_loop()
             if self.sandbox is not None:
                 self._remove_sandbox(self.sandbox)
@@ -217,10 +225,17 @@ class JobRun:
         removing.addErrback(lambda failure: _log.failure("job {job}: removing the sandbox {path} failed", failure,
                                                          job=self.job_id, path=path))
 
+    def _setup(self, function: Callable, *args: Any) -> Deferred:
+        """``function(*args)``, file work of the sandbox's setup, by :attr:`setup_blocking`
+        (else here); a Deferred of its result."""
+        if self.setup_blocking is None:
+            return maybeDeferred(function, *args)
+        return self.setup_blocking(function, *args)
+
     async def _in_sandbox(self, started_at: float) -> Ending:
-        self.sandbox = sb.make_sandbox(self.settings.execute_dir, self.job_id, self.account)
+        self.sandbox = sb.sandbox_path(self.settings.execute_dir, self.job_id)
         try:
-            sb.check_reachable(self.sandbox, self.account)
+            await self._setup(sb.create_reachable_sandbox, self.sandbox, self.account)
         except StarterError as exc:
             return await self._hold(hold_attributes(f"Error from starter on {self.execute_attrs.get('RemoteHost')}:"
                                                     f" {exc}", FAILED_TO_CREATE_PROCESS))
@@ -254,6 +269,8 @@ class JobRun:
         job = starter_job_ad(self.job, plan.executable)
         ended = None
         try:
+            if not await self._prepare_start(job):  # stopped while its files were made
+                return await self._evicted(None)
             segment_start, ended = self.reactor.seconds(), self._start(job)
             if self.starter is not None and self.starter.pid is None:
                 await self.starter.started()  # the launcher starts it: its pid comes in a moment
@@ -278,6 +295,8 @@ class JobRun:
             if self.stopping:  # vacated while the checkpoint travelled: it is kept, the job stops
                 break
             try:  # the same job again, in the same sandbox: it resumes from its checkpoint
+                if not await self._prepare_start(job):  # vacated while its files were made
+                    break
                 segment_start = self.reactor.seconds()
                 outcome = self._segment_ended(await self._start(job))
             except (StarterError, OSError) as exc:
@@ -322,18 +341,40 @@ class JobRun:
         elif self._usage_loop is None:
             self._start_usage_loop()
 
+    async def _prepare_start(self, job: classad.ClassAd) -> bool:
+        """Make the starter of ``job`` and its files in the sandbox: its Python work here,
+        its file work by :meth:`_setup`; :meth:`_start` starts it. False (nothing to
+        start) when the run was stopped meanwhile.
+
+        Raises:
+            StarterError, OSError: the job's files could not be made.
+        """
+        self._drop_prepared()
+        starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
+                          sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
+                          sample_interval=self.settings.sample_interval, transferred=True,
+                          account=self.account, gpu_sharing=self.settings.gpu_sharing,
+                          launcher=self.settings.launcher)
+        self._prepared = (starter, await self._setup(starter.prepare, starter.plan()))
+        if self.stopping:
+            self._drop_prepared()
+            return False
+        return True
+
     def _start(self, job: classad.ClassAd) -> Deferred:
-        """Start the job in the sandbox; fires with its :class:`JobOutcome`.
+        """Start ``job`` as :meth:`_prepare_start` prepared it; fires with its :class:`JobOutcome`.
 
         Raises:
             StarterError, OSError: the job could not be started.
         """
-        self.starter = Starter(self.reactor, job, self.machine_ad, self.settings.execute_dir,
-                               sandbox=self.sandbox, vacate_time=self.settings.vacate_time,
-                               sample_interval=self.settings.sample_interval, transferred=True,
-                               account=self.account, gpu_sharing=self.settings.gpu_sharing,
-                               launcher=self.settings.launcher)
-        return self.starter.start()
+        (self.starter, launch), self._prepared = self._prepared, None
+        return self.starter.start(launch)
+
+    def _drop_prepared(self) -> None:
+        """Close the standard streams of a start prepared but not made."""
+        if self._prepared is not None:
+            (_, launch), self._prepared = self._prepared, None
+            launch.close()
 
     def _segment_ended(self, outcome: JobOutcome) -> JobOutcome:
         """``outcome`` with the usage of the run's earlier segments added: a job restarted
@@ -388,8 +429,9 @@ class JobRun:
             else:
                 size = await self.link.fetch_input(spool)
             spool.seek(0)
-            received = await self._blocking(stream_is_small(size, plan), _as, self.account, receive_input,
-                                            spool, self.sandbox, plan)
+            # a small input is unpacked with the sandbox's other setup work: mostly creating files
+            unpack = self._setup if stream_is_small(size, plan) else self.run_blocking
+            received = await unpack(_as, self.account, receive_input, spool, self.sandbox, plan)
         return dict(received.snapshot)
 
     async def _finish(self, outcome: JobOutcome, snapshot: dict, wall: float) -> Ending:

@@ -41,14 +41,40 @@ def prepare_execute_dir(execute_dir: str) -> None:
 def make_sandbox(execute_dir: str, job_label: str, account: Account | None = None) -> str:
     """A new, empty, private sandbox (0700) for the job labelled ``job_label`` (``12.0``),
     owned by ``account`` when this process may give it away."""
-    execute_dir = os.path.abspath(execute_dir)
-    os.makedirs(execute_dir, exist_ok=True)
+    path = sandbox_path(execute_dir, job_label)
+    create_sandbox(path, account)
+    return path
+
+
+def sandbox_path(execute_dir: str, job_label: str) -> str:
+    """Where a new sandbox for the job labelled ``job_label`` goes: a fresh name under
+    ``execute_dir`` (nothing is made: see :func:`create_sandbox`)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in job_label) or "job"
-    path = os.path.join(execute_dir, f"{SANDBOX_PREFIX}{safe}_{secrets.token_hex(4)}")
+    return os.path.join(os.path.abspath(execute_dir), f"{SANDBOX_PREFIX}{safe}_{secrets.token_hex(4)}")
+
+
+def create_sandbox(path: str, account: Account | None = None) -> None:
+    """Make the sandbox ``path`` (0700, its execute directory too if it went), owned by
+    ``account`` when this process may give it away. Only system calls: a worker thread
+    may run it (a directory made on a full file system took a millisecond of kernel time).
+
+    Raises:
+        OSError: it cannot be made (or exists already).
+    """
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     os.mkdir(path, 0o700)
     if account is not None and can_switch_user() and account.uid != os.geteuid():
         os.chown(path, account.uid, account.gid, follow_symlinks=False)
-    return path
+
+
+def create_reachable_sandbox(path: str, account: Account | None = None) -> None:
+    """:func:`create_sandbox`, then :func:`check_reachable`: a run's sandbox in one blocking call.
+
+    Raises:
+        OSError: it cannot be made. StarterError: ``account`` cannot reach it.
+    """
+    create_sandbox(path, account)
+    check_reachable(path, account)
 
 
 def check_reachable(sandbox: str, account: Account | None) -> None:
@@ -84,11 +110,25 @@ def write_ad_file(sandbox: str, name: str, ad: classad.ClassAd) -> str:
     """Write ``ad`` in the old syntax (what ``_CONDOR_JOB_AD`` readers expect) to
     ``name``, readable only by its owner (never through a symlink the inputs put there)."""
     path = os.path.join(sandbox, name)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(ad.printOld())
+    write_private_file(path, ad.printOld().encode("utf-8"))
     return path
+
+
+def write_private_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path``, readable only by its owner, never through a symlink
+    put in its place: a few system calls, no Python work (a worker thread may run it).
+
+    Raises:
+        OSError: it cannot be written (a directory or a symlink of that name is there).
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def remove_sandbox(path: str) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import attrs
 import treq
 from twisted.internet import task
-from twisted.internet.defer import Deferred, DeferredList, FirstError, gatherResults, succeed
+from twisted.internet.defer import Deferred, DeferredList, FirstError, gatherResults, maybeDeferred, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
@@ -113,6 +113,8 @@ class StartdService(DaemonService):
         self.run_as_policy = run_as_policy
         self._run_blocking = run_blocking
         self._sandbox_removals = OneAtATime(run_blocking)
+        #: The runs' sandbox setups, while launches queue (:meth:`_setup_blocking`).
+        self._sandbox_setups = OneAtATime(run_blocking)
         self.routes = StartdRoutes(table, self.make_run, self.slot_ad, self.changed,
                                    LeaseBook(lease_terms or LeaseTerms()),
                                    preempt_policy or PreemptPolicy(vacate_time=run_settings.vacate_time),
@@ -295,7 +297,20 @@ class StartdService(DaemonService):
                          "MachineAttrMachine0": self.table.machine.hostname}
         return JobRun(self.reactor, link, activation.job_id, activation.job, activation.slot_ad,
                       self.run_settings, self._run_blocking, execute_attrs, self.run_as(activation),
-                      inline_input=activation.input, remove_blocking=self._sandbox_removals)
+                      inline_input=activation.input, remove_blocking=self._sandbox_removals,
+                      setup_blocking=self._setup_blocking)
+
+    def _setup_blocking(self, function: Callable, *args: object) -> Deferred:
+        """Where a run's sandbox setup (its file work: making the sandbox, a small input's
+        files, the ad files) goes: while other launches wait for their turn, one at a time
+        through a worker thread, as its kernel time (a full file system spent 0.3-1 ms on
+        each directory or file made) would hold them and every request (500 starts: the
+        probe's ping p50 6-7 ms, 2 ms so); else here, at once: a thread hop and its GIL
+        handoffs cost more CPU than they spare an idle reactor (500 /bin/true jobs on 2
+        slots, all in a thread: 4.0-4.1 ms startd CPU per job against 3.3)."""
+        if len(self.routes.launches):
+            return self._sandbox_setups(function, *args)
+        return maybeDeferred(function, *args)
 
     def run_as(self, activation: Activation) -> JobAccount | str | None:
         """The account the activation's job runs as, or why none fits (None: no policy,

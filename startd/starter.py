@@ -87,6 +87,17 @@ def account_environment(account: Account | None) -> dict[str, str]:
 
 
 @attrs.frozen
+class StartPlan:
+    """The Python half of a job's start, made on the reactor: its arguments after the
+    executable, its environment, and each ad file's path and old-syntax text;
+    :meth:`Starter.prepare` does the file half with it."""
+
+    args: tuple[str, ...]
+    env: dict[str, str] = attrs.field(eq=False)
+    ad_files: tuple[tuple[str, bytes], ...] = attrs.field(repr=False)
+
+
+@attrs.frozen
 class _Launch:
     """What the job is started with, once its sandbox is ready."""
 
@@ -95,6 +106,11 @@ class _Launch:
     env: dict[str, str]
     fds: tuple[int, ...]
     stdio: tuple[str, str]
+
+    def close(self) -> None:
+        """Close the standard streams' descriptors (the child has its own copies, or never ran)."""
+        for fd in self.fds:
+            os.close(fd)
 
 
 # Mutable: one job's run, which moves from sandbox to running to ended.
@@ -169,8 +185,9 @@ class Starter:
             env["_CONDOR_SLOT"] = str(self.machine_ad.eval("Name")).split("@")[0]
         return env
 
-    def start(self) -> defer.Deferred:
+    def start(self, prepared: _Launch | None = None) -> defer.Deferred:
         """Set up the sandbox and start the job; the Deferred fires with its :class:`JobOutcome`.
+        ``prepared``: what :meth:`prepare` made already (its file descriptors are closed here).
 
         Raises:
             StarterError: (synchronously) a missing executable or input, bad arguments or
@@ -179,15 +196,13 @@ class Starter:
         if not self._given_sandbox:
             self.sandbox = sb.make_sandbox(self.execute_dir, self._label(), self.account)
         try:
-            with acting_as(self.account):
-                launch = self._prepare()
+            launch = prepared if prepared is not None else self.prepare(self.plan())
             try:
                 extra = {"launcher": self.launcher} if self.launcher is not None else {}
                 proc = self.process_class(self.reactor, launch.executable, launch.argv, launch.env, self.sandbox,
                                           launch.fds, self.account, **extra)
             finally:
-                for fd in launch.fds:
-                    os.close(fd)
+                launch.close()
         except BaseException:
             sb.remove_sandbox(self.sandbox)
             raise
@@ -230,15 +245,37 @@ class Starter:
         for waiter in waiting:
             waiter.errback(failure)
 
-    def _prepare(self) -> "_Launch":
-        """Write the job's and machine's ads and open the job's standard streams; run with
-        the job account's file rights, so a symlink among the inputs leads nowhere it could not go."""
+    def plan(self) -> StartPlan:
+        """The Python work of starting the job (its arguments, environment and ads'
+        text), for the reactor to do before :meth:`prepare`, which only touches files.
+
+        Raises:
+            StarterError: the job's arguments or environment are malformed.
+        """
+        paths = (os.path.join(self.sandbox, JOB_AD_NAME), os.path.join(self.sandbox, MACHINE_AD_NAME))
+        texts = (self.job.printOld().encode("utf-8"), self.machine_ad.printOld().encode("utf-8"))
+        return StartPlan(tuple(job_argv(self.job)), self._environment(*paths), tuple(zip(paths, texts)))
+
+    def prepare(self, plan: StartPlan) -> "_Launch":
+        """The file work of starting the job as ``plan`` says: check the executable, write
+        the job's and machine's ads and open the job's standard streams, with the job
+        account's file rights (a symlink among the inputs leads nowhere it could not go).
+        Blocking system calls and little Python: a worker thread may run it, as creating a
+        file costs a full file system most of a millisecond of kernel time.
+
+        Raises:
+            StarterError: a missing or unusable executable or standard input, a gang's
+                contact file that cannot be written. OSError: a file cannot be written or opened.
+        """
+        with acting_as(self.account):
+            return self._open_files(plan)
+
+    def _open_files(self, plan: StartPlan) -> "_Launch":
         executable = self._executable()
-        argv = [executable, *job_argv(self.job)]
-        job_ad_path = sb.write_ad_file(self.sandbox, JOB_AD_NAME, self.job)
-        machine_ad_path = sb.write_ad_file(self.sandbox, MACHINE_AD_NAME, self.machine_ad)
-        env = self._environment(job_ad_path, machine_ad_path)
-        env.update(gang_environment(self.job, self.sandbox))
+        argv = [executable, *plan.args]
+        for path, text in plan.ad_files:
+            sb.write_private_file(path, text)
+        env = {**plan.env, **gang_environment(self.job, self.sandbox)}
         stdin = _stdio_path(self.sandbox, self.job, "In", DEVNULL, self.transferred)
         stdout = _stdio_path(self.sandbox, self.job, "Out", STDOUT_NAME, self.transferred)
         stderr = _stdio_path(self.sandbox, self.job, "Err", STDERR_NAME, self.transferred)

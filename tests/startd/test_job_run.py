@@ -221,3 +221,79 @@ def test_a_run_killed_unreported_sends_no_word_of_its_end(tmp_path):
         end(stopped=True)
         assert ended == [Ending.EVICTED]
         assert [event for event, _ in link.reports] == expected
+
+
+class HeldSetups:
+    """A ``setup_blocking`` that records each call and runs it once the test says so."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.results: list = []
+
+    def __call__(self, function, *args):
+        done = defer.Deferred()
+        self.calls.append((function, args, done))
+        return done
+
+    def names(self) -> list[str]:
+        return [args[1].__name__ if function.__name__ == "_as" else function.__name__
+                for function, args, _ in self.calls]
+
+    def run_next(self) -> None:
+        function, args, done = next(call for call in self.calls if not call[2].called)
+        result = defer.maybeDeferred(function, *args)
+        result.addCallback(lambda value: (self.results.append(value), value)[1]).chainDeferred(done)
+
+
+def _setup_run(tmp_path):
+    """A run with its sandbox's file work held by :class:`HeldSetups`; (run, setups, started, ended)."""
+    job = _job(tmp_path, Cmd="/bin/true")
+    execute = tmp_path / "execute"
+    execute.mkdir()
+    setups, started, ended = HeldSetups(), [], []
+    run = JobRun(task.Clock(), NoFetchLink(), "1.0", job, classad.ClassAd({"Name": "slot1_1@host"}),
+                 RunSettings(execute_dir=str(execute)), run_blocking=None,
+                 execute_attrs={"RemoteHost": "slot1_1@host"}, inline_input=b"".join(send_input(job).stream),
+                 setup_blocking=setups)
+
+    def start(_job):  # the prepared start is taken, as the real one takes it
+        started.append(run._prepared)
+        run._prepared = None
+        return defer.Deferred()
+    run._start = start
+    run.run().addCallback(ended.append)
+    return run, setups, started, ended
+
+
+def test_the_sandbox_file_work_goes_to_the_setup_runner_and_the_reactor_starts_the_job(tmp_path):
+    """Making the sandbox, unpacking a small input and writing the starter's files each go
+    through ``setup_blocking`` in turn (a worker thread in the startd); the job starts once they are done."""
+    run, setups, started, _ = _setup_run(tmp_path)
+    for made in (1, 2, 3):
+        assert len(setups.calls) == made and not started
+        setups.run_next()
+    assert setups.names() == ["create_reachable_sandbox", "receive_input", "prepare"]
+    [(_starter, launch)] = started
+    assert sorted(os.listdir(run.sandbox)) == [".job.ad", ".machine.ad", "_condor_stderr", "_condor_stdout",
+                                               "data.txt"]
+    assert len(launch.fds) == 3
+    launch.close()
+
+
+def test_a_run_stopped_while_its_files_are_made_starts_no_job_and_closes_its_streams(tmp_path):
+    """Vacated while the starter's files are made, the run reports its eviction without
+    starting the job, and the standard streams opened for it are closed."""
+    run, setups, started, ended = _setup_run(tmp_path)
+    setups.run_next()
+    setups.run_next()
+    run.vacate("the schedd vacated the claim")
+    setups.run_next()
+    assert started == [] and ended == [Ending.EVICTED]
+    assert [event for event, _ in run.link.reports] == ["evicted"]
+    launch = setups.results[-1]
+    for fd in launch.fds:
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        raise AssertionError(f"fd {fd} of the start given up is still open")

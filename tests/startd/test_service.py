@@ -7,6 +7,7 @@ import json
 
 import pytest
 from treq.testing import StubTreq
+from twisted.internet import defer
 from twisted.web.resource import Resource
 
 import classad
@@ -292,3 +293,22 @@ def test_the_starter_runs_the_transferred_executable_and_exit_reports_wall_time(
     attrs = exit_attributes(outcome, 12.3456)
     assert (attrs["ExitCode"], attrs["ExitBySignal"], attrs["RemoteWallClockTime"]) == (3, False, 12.346)
     assert (attrs["RemoteUserCpu"], attrs["ResidentSetSize"], attrs["MemoryUsage"]) == (1.5, 2048, 2)
+
+
+def test_a_runs_sandbox_setup_goes_to_a_worker_thread_only_while_launches_wait(machine, clock, tmp_path):
+    """With no launch waiting for its turn the setup runs at once, in the reactor's thread;
+    while launches queue it goes to the worker threads (one at a time), off their way."""
+    table = SlotTable.from_plans(machine, plan_slots(Config.from_text("", env={}), machine), clock)
+    threaded: list = []
+
+    def run_blocking(function, *args):
+        threaded.append(function)
+        return defer.maybeDeferred(function, *args)
+    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY, run_blocking=run_blocking)
+    done: list = []
+    service._setup_blocking(lambda: "here").addCallback(done.append)
+    assert done == ["here"] and threaded == []
+    service.routes.launches.launch(defer.Deferred)  # starts now: its turn is this one
+    service.routes.launches.launch(defer.Deferred)  # waits for the next turn
+    service._setup_blocking(lambda: "in a thread").addCallback(done.append)
+    assert done == ["here", "in a thread"] and len(threaded) == 1
