@@ -156,10 +156,7 @@ class StartdService(DaemonService):
     def slot_ad(self, slot: Slot, address_attributes: dict[str, str] | None = None) -> classad.ClassAd:
         """``slot``'s public ad with this startd's address (``address_attributes``, when
         the caller has them already: 500 slots asked the socket its name 500 times)."""
-        ad = self.table.public_ad(slot)
-        for name, value in (address_attributes or self.address_attributes()).items():
-            ad[name] = value
-        return ad
+        return self.table.public_ad(slot, address_attributes or self.address_attributes())
 
     def slot_ads(self) -> tuple[list[dict], list[dict]]:
         """The public and private ads of every slot, in JSON form; a slot's ads are made

@@ -91,6 +91,49 @@ def machine_attributes(machine: Machine, domains: Mapping[str, str]) -> dict[str
     }
 
 
+#: Most entries :class:`SharedEntries` keeps (forgotten all at once when full).
+MAX_SHARED_ENTRIES = 8192
+#: Values whose entries are shared (a list or an ad could be changed by a reader of the ad).
+_PLAIN = (bool, int, float, str)
+
+
+# Mutable: the entries made so far, by attribute name and value.
+class SharedEntries:
+    """One ClassAd entry per attribute name and plain value, shared by every slot ad made
+    with it: a startd running 500 jobs keeps each one's slot ad (its ``.machine.ad``),
+    and a full garbage collection scans every entry and node they hold (about 70 apiece
+    when each ad had its own, 35,000 in all); most are the same between slots and
+    between one ad of a slot and the next. What an entry makes once (its old-syntax
+    line, its JSON value) then serves every ad that shares it."""
+
+    def __init__(self, limit: int = MAX_SHARED_ENTRIES) -> None:
+        self._limit = limit
+        self._made: dict[tuple, classad.Entry] = {}
+
+    def entry(self, name: str, value: object) -> classad.Entry:
+        """The entry of attribute ``name`` holding the Python ``value`` (shared when plain)."""
+        kind = type(value)
+        key = (name, kind, value) if kind in _PLAIN else None
+        found = self._made.get(key) if key is not None else None
+        if found is None:
+            found = classad.ClassAd({name: value}).entries_by_key()[name.lower()]
+            if key is not None:
+                if len(self._made) >= self._limit:
+                    self._made.clear()
+                self._made[key] = found
+        return found
+
+    def ad(self, base: classad.ClassAd, values: Mapping[str, object]) -> classad.ClassAd:
+        """A new ad holding ``base``'s entries (shared, ``base`` is left as it is) with
+        ``values`` set (a name ``base`` has keeps its first spelling)."""
+        entries = dict(base.entries_by_key())
+        for name, value in values.items():
+            key = name.lower()
+            old = entries.get(key)
+            entries[key] = self.entry(old.name if old is not None else name, value)
+        return classad.ClassAd.of_entries(entries)
+
+
 def private_ad(name: str, machine: str, claim_id: str) -> classad.ClassAd:
     """The private ad of slot ``name``: the capability that claims it."""
     ad = classad.ClassAd()

@@ -32,6 +32,7 @@ from startd.resources import Resources, card_of, whole_grant
 from startd.slot_ads import (
     REQUIREMENTS,
     WITHIN_RESOURCE_LIMITS,
+    SharedEntries,
     gpu_property_ad,
     machine_attributes,
     private_ad,
@@ -120,6 +121,8 @@ class SlotTable:
     refusals: dict[str, int] = attrs.Factory(dict)
     #: What every slot's ad shares, with what it was made of (see :meth:`_shared_ad`).
     _shared: tuple | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    #: The entries of plain values the slot ads share (see :class:`SharedEntries`).
+    _entries: SharedEntries = attrs.field(factory=SharedEntries, init=False, eq=False, repr=False)
 
     @classmethod
     def from_plans(cls, machine: Machine, plans: Iterable[SlotPlan], clock: object,
@@ -370,9 +373,19 @@ class SlotTable:
 
     # --- ads ---
 
-    def public_ad(self, slot: Slot) -> classad.ClassAd:
-        """``slot``'s ad for the collector, with HTCondor's attribute names."""
-        ad = self._shared_ad()
+    def public_ad(self, slot: Slot, extra: Mapping[str, object] | None = None) -> classad.ClassAd:
+        """``slot``'s ad for the collector, with HTCondor's attribute names, and ``extra``
+        (what the caller adds: the startd's address). Its entries are shared with the
+        other ads made here wherever their values are the same (:class:`SharedEntries`)."""
+        ad = self._entries.ad(self._shared_ad(), {**self._slot_values(slot), **(extra or {})})
+        if slot.claim_job is None:
+            return ad
+        return self._entries.ad(ad, claim_attributes(slot.claim_job, ad, slot.remote_user,
+                                                     self.max_job_retirement_time))
+
+    def _slot_values(self, slot: Slot) -> dict[str, object]:
+        """What ``slot``'s ad says of the slot itself, its claim and its job."""
+        ad: dict[str, object] = {}
         free = self.free(slot) if slot.kind is SlotKind.PARTITIONABLE else slot.resources
         ad["Name"] = slot.name
         ad["SlotID"] = slot.slot_id
@@ -393,7 +406,7 @@ class SlotTable:
         ad["TotalSlotGPUs"] = len(slot.resources.gpu_ids)
         ad["TotalSlots"] = len(self.slots)
         ad["ClaimRequestsRefused"] = self.refusals.get(slot.name, 0)
-        self._gpu_attributes(ad, slot)
+        ad.update(self._gpu_attributes(slot))
         for name, value in drain_attributes(self.draining, self.last_drain_stop).items():
             ad[name] = value
         if slot.kind is SlotKind.PARTITIONABLE:
@@ -414,16 +427,13 @@ class SlotTable:
                     ad[mine] = slot.job_ad[attr]
             if "ClusterId" in slot.job_ad and "ProcId" in slot.job_ad:
                 ad["JobId"] = f"{slot.job_ad['ClusterId']}.{slot.job_ad['ProcId']}"
-        if slot.claim_job is not None:
-            for name, value in claim_attributes(slot.claim_job, ad, slot.remote_user,
-                                                self.max_job_retirement_time).items():
-                ad[name] = value
         return ad
 
     def _shared_ad(self) -> classad.ClassAd:
-        """A new ad holding what every slot's ad says alike (the machine, and the
-        Start, Rank and Requirements expressions): made once while those stay the same,
-        its entries shared by every ad made from it (and their printed lines with them)."""
+        """The ad holding what every slot's ad says alike (the machine, and the Start,
+        Rank and Requirements expressions): made once while those stay the same, its
+        entries shared by every ad made from it (and their printed lines with them).
+        Never changed: ads are made from it with :meth:`SharedEntries.ad`."""
         start = self.start if self.draining is None else DRAINED_START
         made_of = (self.machine, id(self.domains), start, self.rank)
         if self._shared is None or self._shared[0] != made_of:
@@ -435,7 +445,7 @@ class SlotTable:
             set_expression(ad, "WithinResourceLimits", WITHIN_RESOURCE_LIMITS)
             set_expression(ad, "Requirements", REQUIREMENTS)
             self._shared = (made_of, ad)
-        return self._shared[1].derive(())
+        return self._shared[1]
 
     def ad_inputs(self, slot: Slot) -> tuple | None:
         """Everything besides the (frozen) ``slot`` itself that its public ad is made of, for
@@ -447,7 +457,8 @@ class SlotTable:
         return (self.machine, id(self.domains), len(self.slots), self.refusals.get(slot.name, 0), self.start,
                 self.draining, self.last_drain_stop, self.rank, self.max_job_retirement_time)
 
-    def _gpu_attributes(self, ad: classad.ClassAd, slot: Slot) -> None:
+    def _gpu_attributes(self, slot: Slot) -> dict[str, object]:
+        ad: dict[str, object] = {}
         cards = [self.cards[i] for i in slot.resources.gpu_ids]
         refs = {card.id: classad.ExprTree(self._device(card.id).attr_name) for card in cards}
         for card in cards:
@@ -456,13 +467,13 @@ class SlotTable:
             ad["GPUs"] = len(cards)
             ad["AssignedGPUs"] = ",".join(slot.resources.gpu_ids)
             ad["AvailableGPUs"] = list(refs.values())
-            for name, value in share_attributes(slot.resources.gpus).items():
-                ad[name] = value
-            return
+            ad.update(share_attributes(slot.resources.gpus))
+            return ad
         ad["GPUs"] = sum(card.untouched for card in cards)
         ad["AvailableGPUs"] = [refs[card.id] for card in cards if has_room(card)]
         if slot.kind is SlotKind.STATIC:
             ad["AssignedGPUs"] = ",".join(slot.resources.gpu_ids)
+        return ad
 
     def public_ads(self) -> list[classad.ClassAd]:
         """Every slot's public ad, by name."""
