@@ -56,6 +56,19 @@ IDLE_SECONDS = 0.5
 LONG_TURN_SECONDS = 0.02
 #: A third threshold CPython never reaches: its automatic full collections are off.
 NO_AUTOMATIC_FULL_COLLECTION = 1 << 30
+#: Seconds after which a stretch of turns weighs half as much in the reactor's ``load``.
+LOAD_HALF_LIFE = 0.25
+
+
+def decayed_load(load: float, busy: float, elapsed: float, half_life: float = LOAD_HALF_LIFE) -> float:
+    """The reactor's load (the share of the recent past its turns spent working, 0 to 1,
+    older time weighing less by ``half_life``) after ``elapsed`` more seconds, ``busy`` of
+    them work: what a daemon asks to choose between doing a piece of blocking work at once
+    and handing it to a worker thread (a hop that only pays while others wait)."""
+    if elapsed <= 0:
+        return load
+    kept = 0.5 ** (elapsed / half_life)
+    return load * kept + min(busy / elapsed, 1.0) * (1 - kept)
 
 
 def waiting_first(ready: list[tuple[int, int]], left: list[int]) -> list[tuple[int, int]]:
@@ -93,6 +106,9 @@ class PromptEPollReactor(EPollReactor):
         self.busy_since = time.perf_counter()
         self.polling = False
         self.long_turn = (0, 0.0)
+        #: The share of the recent past the turns spent working (:func:`decayed_load`).
+        self.load = 0.0
+        self._turn_began = self.busy_since
 
     def collect_when_idle(self) -> None:
         """Turn CPython's automatic full collections off (for the whole process) and run
@@ -127,8 +143,9 @@ class PromptEPollReactor(EPollReactor):
         busy = now - self.busy_since
         if busy >= LONG_TURN_SECONDS:
             self.long_turn = (self.turn_number, busy)
+        self.load = decayed_load(self.load, busy, now - self._turn_began)
         self.turn_number += 1
-        self.busy_since = now
+        self.busy_since = self._turn_began = now
 
     def _timed(self, callable, args: tuple, kw: dict):
         try:
@@ -205,4 +222,4 @@ def install_prompt_reactor() -> bool:
     return True
 
 
-__all__ = ["PromptEPollReactor", "full_collection_due", "install_prompt_reactor", "waiting_first"]
+__all__ = ["PromptEPollReactor", "decayed_load", "full_collection_due", "install_prompt_reactor", "waiting_first"]

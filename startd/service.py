@@ -70,6 +70,9 @@ EXECUTE_REPORT_DELAY = 0.05
 MACHINE_AD_TYPE = "Machine"
 #: How long making the slot ads may hold the reactor per turn.
 AD_SLICE_SECONDS = 0.02
+#: The reactor's load (daemoncore.prompt_reactor.decayed_load) from which a run's sandbox
+#: setup goes to a worker thread.
+BUSY_REACTOR = 0.8
 
 _log = Logger()
 
@@ -299,13 +302,14 @@ class StartdService(DaemonService):
 
     def _setup_blocking(self, function: Callable, *args: object) -> Deferred:
         """Where a run's sandbox setup (its file work: making the sandbox, a small input's
-        files, the ad files) goes: while other launches wait for their turn, one at a time
-        through a worker thread, as its kernel time (a full file system spent 0.3-1 ms on
-        each directory or file made) would hold them and every request (500 starts: the
-        probe's ping p50 6-7 ms, 2 ms so); else here, at once: a thread hop and its GIL
-        handoffs cost more CPU than they spare an idle reactor (500 /bin/true jobs on 2
+        files, the ad files) goes: while the reactor is busy (its ``load`` at least
+        :data:`BUSY_REACTOR`) or other launches wait for their turn, one at a time through a
+        worker thread, as its kernel time (a full file system spent 0.3-1 ms on each
+        directory or file made) would hold them and every request (500 starts: the probe's
+        ping p50 6-7 ms, 2 ms so); else here, at once: a thread hop and its GIL handoffs
+        cost more CPU than they spare a reactor with time to spare (500 /bin/true jobs on 2
         slots, all in a thread: 4.0-4.1 ms startd CPU per job against 3.3)."""
-        if len(self.routes.launches):
+        if len(self.routes.launches) or getattr(self.reactor, "load", 0.0) >= BUSY_REACTOR:
             return self._sandbox_setups(function, *args)
         return maybeDeferred(function, *args)
 

@@ -308,3 +308,31 @@ def test_sockets_that_stay_ready_do_not_starve_the_others(reactor):
     for pair in pairs:
         for sock in pair:
             sock.close()
+
+
+def test_the_load_follows_the_share_of_time_spent_working_older_time_weighing_less():
+    """Working all the time drives the load toward 1, idling toward 0; after one half-life
+    a stretch counts half; no time passed changes nothing."""
+    from daemoncore.prompt_reactor import LOAD_HALF_LIFE, decayed_load
+
+    assert decayed_load(0.0, LOAD_HALF_LIFE, LOAD_HALF_LIFE) == 0.5
+    assert decayed_load(1.0, 0.0, LOAD_HALF_LIFE) == 0.5
+    assert decayed_load(0.3, 0.0, 0.0) == 0.3
+    load = 0.0
+    for _ in range(100):  # two seconds of turns, all work
+        load = decayed_load(load, 0.02, 0.02)
+    assert load > 0.95
+    assert decayed_load(load, 0.0, 10 * LOAD_HALF_LIFE) < 0.01
+
+
+def test_the_reactors_load_rises_with_busy_turns_and_falls_with_waiting(reactor):
+    """Turns of work raise ``load``; a long wait in the poll brings it down."""
+    for _ in range(5):
+        reactor.callLater(0, lambda: time.sleep(0.05))
+        reactor.runUntilCurrent()
+    reactor.runUntilCurrent()
+    busy = reactor.load
+    assert busy > 0.5
+    reactor.doPoll(0.3)  # nothing ready: waiting, not work
+    reactor.runUntilCurrent()
+    assert reactor.load < busy / 2

@@ -295,16 +295,22 @@ def test_the_starter_runs_the_transferred_executable_and_exit_reports_wall_time(
     assert (attrs["RemoteUserCpu"], attrs["ResidentSetSize"], attrs["MemoryUsage"]) == (1.5, 2048, 2)
 
 
-def test_a_runs_sandbox_setup_goes_to_a_worker_thread_only_while_launches_wait(machine, clock, tmp_path):
-    """With no launch waiting for its turn the setup runs at once, in the reactor's thread;
-    while launches queue it goes to the worker threads (one at a time), off their way."""
+def _service_noting_threads(machine, clock, tmp_path):
+    """A startd whose worker threads note each call (and run it at once); (service, calls)."""
     table = SlotTable.from_plans(machine, plan_slots(Config.from_text("", env={}), machine), clock)
     threaded: list = []
 
     def run_blocking(function, *args):
         threaded.append(function)
         return defer.maybeDeferred(function, *args)
-    service = StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY, run_blocking=run_blocking)
+    return StartdService(settings(), clock, table, RunSettings(str(tmp_path)), key=KEY,
+                         run_blocking=run_blocking), threaded
+
+
+def test_a_runs_sandbox_setup_goes_to_a_worker_thread_only_while_launches_wait(machine, clock, tmp_path):
+    """With no launch waiting for its turn the setup runs at once, in the reactor's thread;
+    while launches queue it goes to the worker threads (one at a time), off their way."""
+    service, threaded = _service_noting_threads(machine, clock, tmp_path)
     done: list = []
     service._setup_blocking(lambda: "here").addCallback(done.append)
     assert done == ["here"] and threaded == []
@@ -312,3 +318,17 @@ def test_a_runs_sandbox_setup_goes_to_a_worker_thread_only_while_launches_wait(m
     service.routes.launches.launch(defer.Deferred)  # waits for the next turn
     service._setup_blocking(lambda: "in a thread").addCallback(done.append)
     assert done == ["here", "in a thread"] and len(threaded) == 1
+
+
+def test_a_runs_sandbox_setup_goes_to_a_worker_thread_while_the_reactor_is_busy(machine, clock, tmp_path):
+    """With no launch waiting, a reactor whose load is at BUSY_REACTOR or more still hands
+    the setup to the worker threads; below it the setup runs at once."""
+    from startd.service import BUSY_REACTOR
+
+    service, threaded = _service_noting_threads(machine, clock, tmp_path)
+    clock.load = BUSY_REACTOR - 0.1
+    service._setup_blocking(lambda: None)
+    assert threaded == []
+    clock.load = BUSY_REACTOR
+    service._setup_blocking(lambda: None)
+    assert len(threaded) == 1
