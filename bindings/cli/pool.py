@@ -512,16 +512,24 @@ def pool_down(directory: str | None, env: Mapping[str, str]) -> int:
 
 def _forget(directory: str, env: Mapping[str, str]) -> None:
     """Remove the pool's address files, the user's too when it names this pool, and
-    its execute directory outside the pool directory when empty."""
+    its execute directory outside the pool directory when it holds no file."""
     remove_quietly(os.path.join(directory, POOL_FILE_NAME))
     execute = root_execute_dir(directory)
     if execute:
-        with contextlib.suppress(OSError):
-            os.rmdir(execute)
+        remove_empty_directories(execute)
     published_path = user_pool_file(env)
     published = read_pool_file(published_path) if published_path else None
     if published and published.get("dir") == directory:
         remove_quietly(published_path)
+
+
+def remove_empty_directories(top: str) -> None:
+    """Remove ``top`` and the directories under it that hold no file (a startd's
+    emptied ``simulated_gpu_usage``, sandboxes' empty directories), deepest first;
+    a directory that still holds a file stays, with the directories above it."""
+    for path, _, _ in os.walk(top, topdown=False):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def _terminate(pid: int) -> None:

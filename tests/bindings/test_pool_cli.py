@@ -47,3 +47,23 @@ def test_a_second_prepare_keeps_the_signing_key(tmp_path):
 def test_uptimes_read_as_days_and_clock_time():
     """Uptimes print as D+HH:MM:SS."""
     assert format_duration(3725) == "0+01:02:05"
+
+
+def test_an_execute_directory_of_empty_directories_is_removed_and_one_holding_a_file_stays(tmp_path):
+    """Pool down's cleanup of a root pool's execute directory: empty directories go,
+    deepest first; a file keeps its directory and every directory above it."""
+    from bindings.cli.pool import remove_empty_directories
+
+    empty = tmp_path / "pool-a"
+    (empty / "simulated_gpu_usage").mkdir(parents=True)
+    (empty / "dir_1" / "tmp").mkdir(parents=True)
+    remove_empty_directories(str(empty))
+    assert not empty.exists()
+
+    kept = tmp_path / "pool-b"
+    (kept / "simulated_gpu_usage").mkdir(parents=True)
+    (kept / "dir_2").mkdir()
+    (kept / "dir_2" / "_condor_stdout").write_text("left by a job")
+    remove_empty_directories(str(kept))
+    assert sorted(p.name for p in kept.iterdir()) == ["dir_2"]
+    assert (kept / "dir_2" / "_condor_stdout").read_text() == "left by a job"

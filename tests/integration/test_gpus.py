@@ -43,3 +43,25 @@ def test_memory_shares_of_a_card_run_with_their_card_and_limit(gpu_pool):
     lines = [(gpu_pool["work"] / f"gpu.{i}.out").read_text().split() for i in range(4)]
     assert all(limit == "10000m" for _, limit in lines)
     assert all(card.startswith("GPU-") for card, _ in lines)
+
+
+def test_pool_down_leaves_no_empty_execute_directory_behind(tmp_path):
+    """A root pool with simulated cards keeps its sandboxes under /var/lib/roost/execute;
+    once it is down, its directory there (and the startd's simulated_gpu_usage) is gone."""
+    import os
+
+    from bindings.cli.pool import root_execute_dir
+
+    if os.geteuid() != 0:
+        pytest.skip("only a pool started by root keeps its execute directory outside the pool directory")
+    (tmp_path / "home").mkdir()
+    env = isolated_env(tmp_path / "home")
+    env["_ROOST_GPU_DISCOVERY"] = "simulated:1xA100:40G"
+    directory = tmp_path / "home" / "pool"
+    roost(env, "pool", "up", "--dir", str(directory))
+    execute = root_execute_dir(str(directory))
+    try:
+        assert os.path.isdir(os.path.join(execute, "simulated_gpu_usage"))
+    finally:
+        roost(env, "pool", "down", "--dir", str(directory), check=False)
+    assert not os.path.exists(execute)
