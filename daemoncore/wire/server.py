@@ -38,6 +38,10 @@ STREAM_SEND_BYTES = 1024 * 1024
 #: look-up) is sent whole then, rather than a turn or two later when the reactor is
 #: busy with sliced work whose turns take 20 ms each.
 STREAM_AT_ONCE_SECONDS = 0.005
+#: ... and at most this many bytes of it: what is written at once is not yet paced by
+#: the client's reading (the cooperator's steps are), so a client that asks a large
+#: answer it never reads holds at most this much of it in the daemon's memory.
+STREAM_AT_ONCE_BYTES = STREAM_SEND_BYTES
 
 _log = Logger()
 
@@ -218,7 +222,7 @@ class ApiResource(Resource):
         _widen_sends(request)
         lines = _write_lines(items, request, gone)
         try:
-            ended = _ran_out(lines, self._at_once_seconds)
+            ended = _ran_out(lines, self._at_once_seconds, STREAM_AT_ONCE_BYTES)
         except Exception:  # noqa: BLE001 - a broken source ends the answer, never the daemon
             _log.failure("stream of {path} broke off", path=request.path)
             request.loseConnection()
@@ -248,11 +252,14 @@ class ApiResource(Resource):
         request.notifyFinish().addErrback(lambda _: _stop_quietly(work))
 
 
-def _ran_out(steps: Iterator[None], seconds: float) -> bool:
-    """Advance ``steps`` for at most ``seconds`` (always one step); whether they ended."""
+def _ran_out(steps: Iterator[int], seconds: float, max_bytes: int) -> bool:
+    """Advance ``steps`` (each yielding the bytes it wrote) for at most ``seconds`` and
+    until ``max_bytes`` are written (always one step); whether they ended."""
     deadline = time.perf_counter() + seconds
-    for _ in steps:
-        if time.perf_counter() >= deadline:
+    written = 0
+    for wrote in steps:
+        written += wrote
+        if written >= max_bytes or time.perf_counter() >= deadline:
             return False
     return True
 
@@ -280,20 +287,22 @@ def _write_lines(items: Iterable[object], request: server.Request, gone: list[bo
     """Write items as NDJSON lines in chunks of about ``STREAM_CHUNK_BYTES``, giving
     the reactor back after every item: a ``None`` item (a source that examined an ad
     that did not match) writes nothing but still gives it back, so a query whose
-    constraint is slow in every ad never holds the reactor for more than one ad."""
+    constraint is slow in every ad never holds the reactor for more than one ad. Each
+    step yields the bytes it wrote (0 mostly)."""
     chunk: list[bytes] = []
     size = 0
     for item in items:
         if gone:
             return
+        wrote = 0
         if item is not None:
             line = item if isinstance(item, bytes) else encode_line(item)
             chunk.append(line)
             size += len(line)
             if size >= STREAM_CHUNK_BYTES:
                 request.write(b"".join(chunk))
-                chunk, size = [], 0
-        yield None
+                chunk, wrote, size = [], size, 0
+        yield wrote
     if chunk and not gone:
         request.write(b"".join(chunk))
 

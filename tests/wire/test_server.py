@@ -264,6 +264,34 @@ def test_a_small_stream_is_answered_whole_in_the_turn_its_request_was_read(clock
     protocol.connectionLost(None)
 
 
+def test_what_is_written_at_once_is_bounded_in_bytes_and_the_rest_waits_for_the_reader(clock):
+    """However quick its source, an answer writes at most STREAM_AT_ONCE_BYTES (plus the
+    chunk under way) before the cooperator, paced by the client's reading, takes over."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.task import Cooperator
+    from twisted.internet.testing import StringTransport
+
+    from daemoncore.wire.route import Route
+    from daemoncore.wire.server import STREAM_AT_ONCE_BYTES, STREAM_CHUNK_BYTES, ApiResource, StreamReply, make_site
+
+    line = b"x" * (STREAM_CHUNK_BYTES - 1) + b"\n"
+    count = 3 * STREAM_AT_ONCE_BYTES // len(line)
+    route = Route("big", "GET", "/v1/big", level=None, streams=True)
+    ticks = []
+    site = make_site(ApiResource({route: lambda _: StreamReply(iter([line] * count))}, None,
+                                 cooperator=Cooperator(scheduler=ticks.append), at_once_seconds=60.0), clock=clock)
+    protocol = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    protocol.dataReceived(encode_request("GET", "/v1/big"))
+    assert ticks, "the rest of the answer waits for the cooperator"
+    assert STREAM_AT_ONCE_BYTES <= len(transport.value()) < STREAM_AT_ONCE_BYTES + 2 * len(line) + 1024
+    while ticks:
+        ticks.pop(0)()
+    assert transport.value().count(line) == count
+    protocol.connectionLost(None)
+
+
 def test_a_stream_whose_source_breaks_at_once_closes_the_connection(clock):
     """A source that raises while the answer is written at once ends that answer (the
     connection is closed, the error logged); the site serves on."""
